@@ -1,0 +1,11 @@
+//! The reader: program text to spanned forms. It never evaluates.
+//!
+//! `read_program` parses a whole program (any number of top-level forms);
+//! `read_status` tells the REPL whether input is complete, incomplete
+//! (unbalanced, so more lines should follow) or invalid.
+
+mod form;
+mod parser;
+
+pub use form::{Form, FormKind};
+pub use parser::{read_program, read_status, ReadStatus};
