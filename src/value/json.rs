@@ -1,0 +1,59 @@
+//! The bridge between PTC-Lisp values and JSON (for `--data` files, tool
+//! arguments and results, transcripts).
+
+use serde_json::Value as Json;
+
+use super::{print_str, ArcStr, Map, Value};
+
+/// JSON to a value: objects become maps with keyword keys (field order
+/// kept while the map is small), arrays vectors, integral numbers integers
+/// (falling back to floats beyond the 64-bit range), other numbers floats.
+pub fn from_json(json: &Json) -> Value {
+    match json {
+        Json::Null => Value::Nil,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => Value::Str(ArcStr::from(s.as_str())),
+        Json::Array(items) => Value::vector(items.iter().map(from_json)),
+        Json::Object(fields) => Value::map(
+            fields
+                .iter()
+                .map(|(k, v)| (Value::Keyword(ArcStr::from(k.as_str())), from_json(v)))
+                .collect::<Map>(),
+        ),
+    }
+}
+
+/// A value to JSON: keywords become strings (without the colon), sets and
+/// lists arrays, map keys strings (non-string keys printed with `str`),
+/// non-finite floats `null`, functions and other opaque values their
+/// printed form.
+pub fn to_json(v: &Value) -> Json {
+    match v {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(n) => Json::from(*n),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .unwrap_or(Json::Null),
+        Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Json::String(s.to_string()),
+        Value::Vector(items) | Value::List(items) => {
+            Json::Array(items.iter().map(to_json).collect())
+        }
+        Value::Set(items) => Json::Array(items.iter().map(to_json).collect()),
+        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (json_key(k), to_json(v))).collect()),
+        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => {
+            Json::String(print_str(v))
+        }
+    }
+}
+
+fn json_key(k: &Value) -> String {
+    match k {
+        Value::Str(s) | Value::Keyword(s) => s.to_string(),
+        other => print_str(other),
+    }
+}

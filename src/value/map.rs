@@ -1,0 +1,162 @@
+//! Persistent maps that keep insertion order while small.
+//!
+//! Like Clojure's array maps, a map of up to eight entries is a plain
+//! ordered list (so `(keys {:a 1 :b 2})` is `(:a :b)` and JSON objects keep
+//! their field order); the ninth entry turns it into a hash map, whose
+//! order is fixed by the deterministic hasher but otherwise arbitrary.
+
+use super::{hash_one, FixedState, Value};
+
+const ARRAY_MAP_LIMIT: usize = 8;
+
+type HashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
+
+#[derive(Clone, Debug)]
+pub struct Map {
+    repr: Repr,
+}
+
+#[derive(Clone, Debug)]
+enum Repr {
+    Array(Vec<(Value, Value)>),
+    Hash(HashMap),
+}
+
+impl Default for Map {
+    fn default() -> Self {
+        Map::new()
+    }
+}
+
+impl Map {
+    pub fn new() -> Self {
+        Map {
+            repr: Repr::Array(Vec::new()),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.repr {
+            Repr::Array(v) => v.len(),
+            Repr::Hash(h) => h.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, key: &Value) -> Option<&Value> {
+        match &self.repr {
+            Repr::Array(v) => v.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Repr::Hash(h) => h.get(key),
+        }
+    }
+
+    pub fn contains_key(&self, key: &Value) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Insert or replace in place. A replaced key keeps its position.
+    pub fn insert(&mut self, key: Value, value: Value) {
+        match &mut self.repr {
+            Repr::Array(v) => {
+                if let Some(slot) = v.iter_mut().find(|(k, _)| *k == key) {
+                    slot.1 = value;
+                } else if v.len() < ARRAY_MAP_LIMIT {
+                    v.push((key, value));
+                } else {
+                    let mut h: HashMap = v.drain(..).collect();
+                    h.insert(key, value);
+                    self.repr = Repr::Hash(h);
+                }
+            }
+            Repr::Hash(h) => {
+                h.insert(key, value);
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &Value) {
+        match &mut self.repr {
+            Repr::Array(v) => v.retain(|(k, _)| k != key),
+            Repr::Hash(h) => {
+                h.remove(key);
+            }
+        }
+    }
+
+    /// Functional update: a new map with `key` set.
+    pub fn assoc(&self, key: Value, value: Value) -> Map {
+        let mut m = self.clone();
+        m.insert(key, value);
+        m
+    }
+
+    pub fn dissoc(&self, key: &Value) -> Map {
+        let mut m = self.clone();
+        m.remove(key);
+        m
+    }
+
+    pub fn iter(&self) -> MapIter<'_> {
+        match &self.repr {
+            Repr::Array(v) => MapIter::Array(v.iter()),
+            Repr::Hash(h) => MapIter::Hash(h.iter()),
+        }
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &Value> {
+        self.iter().map(|(k, _)| k)
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Value> {
+        self.iter().map(|(_, v)| v)
+    }
+
+    /// An order-independent hash of the entries, consistent with `==`.
+    pub(crate) fn unordered_hash(&self) -> u64 {
+        self.iter().fold(0u64, |acc, (k, v)| {
+            acc.wrapping_add(hash_one(k).rotate_left(7) ^ hash_one(v))
+        })
+    }
+}
+
+pub enum MapIter<'a> {
+    Array(std::slice::Iter<'a, (Value, Value)>),
+    Hash(imbl::hashmap::Iter<'a, Value, Value, imbl::shared_ptr::DefaultSharedPtr>),
+}
+
+impl<'a> Iterator for MapIter<'a> {
+    type Item = (&'a Value, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            MapIter::Array(it) => it.next().map(|(k, v)| (k, v)),
+            MapIter::Hash(it) => it.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            MapIter::Array(it) => it.size_hint(),
+            MapIter::Hash(it) => it.size_hint(),
+        }
+    }
+}
+
+impl FromIterator<(Value, Value)> for Map {
+    fn from_iter<T: IntoIterator<Item = (Value, Value)>>(iter: T) -> Self {
+        let mut m = Map::new();
+        for (k, v) in iter {
+            m.insert(k, v);
+        }
+        m
+    }
+}
+
+impl PartialEq for Map {
+    fn eq(&self, other: &Map) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}

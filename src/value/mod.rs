@@ -1,0 +1,307 @@
+//! The value model: immutable, cheaply clonable PTC-Lisp values on
+//! persistent collections, with Clojure equality, hashing and ordering.
+//!
+//! Printing (`pr-str`, `str`) lives in `print`, the JSON bridge in `json`.
+//! Nothing here evaluates code or does I/O.
+
+mod compare;
+mod func;
+mod json;
+mod map;
+mod print;
+mod set;
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+pub use arcstr::ArcStr;
+pub use compare::compare;
+pub use func::{Function, FunctionKind, NativeRef};
+pub use json::{from_json, to_json};
+pub use map::Map;
+pub use print::{pr_str, print_str, write_pr, write_str};
+pub use set::Set;
+
+/// The persistent vector used for vectors and lists.
+pub type Vector = imbl::Vector<Value>;
+
+/// The deterministic hasher used by every hashed collection, so that
+/// iteration order (and so printed output and rendered prompts) is the
+/// same on every run.
+pub type FixedState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+
+/// A PTC-Lisp value. Sixteen bytes; clones are reference-count bumps.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// Strings, also one-character strings read from character literals.
+    Str(ArcStr),
+    /// Keyword name without the colon.
+    Keyword(ArcStr),
+    /// A symbol, only produced by `quote`.
+    Symbol(ArcStr),
+    Vector(Arc<Vector>),
+    /// A list (from `quote` or `list`); equal to a vector with the same items.
+    List(Arc<Vector>),
+    Map(Arc<Map>),
+    Set(Arc<Set>),
+    /// A builtin function.
+    Native(&'static NativeRef),
+    /// A closure or a function built by a combinator (`partial`, `comp`, ...).
+    Fn(Arc<Function>),
+    /// A var reference `#'name`, returned by `def`.
+    Var(ArcStr),
+    /// A compiled regular expression.
+    Regex(Arc<Regex>),
+}
+
+/// A compiled regex together with its source text (for printing).
+#[derive(Debug)]
+pub struct Regex {
+    pub source: String,
+    pub regex: fancy_regex::Regex,
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(ArcStr::from(s))
+    }
+
+    pub fn keyword(s: &str) -> Value {
+        Value::Keyword(ArcStr::from(s))
+    }
+
+    pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Vector(Arc::new(items.into_iter().collect()))
+    }
+
+    pub fn from_vector(v: Vector) -> Value {
+        Value::Vector(Arc::new(v))
+    }
+
+    pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::List(Arc::new(items.into_iter().collect()))
+    }
+
+    pub fn map(m: Map) -> Value {
+        Value::Map(Arc::new(m))
+    }
+
+    pub fn set(s: Set) -> Value {
+        Value::Set(Arc::new(s))
+    }
+
+    pub fn empty_map() -> Value {
+        Value::Map(Arc::new(Map::new()))
+    }
+
+    /// Only `nil` and `false` are falsy.
+    #[inline]
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Bool(false))
+    }
+
+    #[inline]
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// The name used for this value's type in error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Float(_) => "float",
+            Value::Str(_) => "string",
+            Value::Keyword(_) => "keyword",
+            Value::Symbol(_) => "symbol",
+            Value::Vector(_) => "vector",
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Set(_) => "set",
+            Value::Native(_) | Value::Fn(_) => "function",
+            Value::Var(_) => "var",
+            Value::Regex(_) => "regex",
+        }
+    }
+
+    /// A short description for error messages: the type and, for small
+    /// scalars, the value itself (`string "abc"`, `integer 5`).
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Nil => "nil".to_string(),
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Keyword(_) => {
+                format!("{} {}", self.type_name(), pr_str(self))
+            }
+            Value::Str(s) if s.chars().count() <= 40 => format!("string {}", pr_str(self)),
+            _ => self.type_name().to_string(),
+        }
+    }
+
+    /// The items of a vector or list.
+    pub fn as_seq(&self) -> Option<&Vector> {
+        match self {
+            Value::Vector(v) | Value::List(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&Map> {
+        match self {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn is_fn(&self) -> bool {
+        matches!(self, Value::Native(_) | Value::Fn(_))
+    }
+
+    pub fn is_number(&self) -> bool {
+        matches!(self, Value::Int(_) | Value::Float(_))
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(n: f64) -> Self {
+        Value::Float(n)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::str(s)
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Str(ArcStr::from(s))
+    }
+}
+
+impl PartialEq for Value {
+    /// Clojure's `=`: integers and floats are different categories
+    /// (`(= 1 1.0)` is false), lists equal vectors with the same items,
+    /// maps and sets compare by contents, functions by identity.
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Nil, Nil) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a == b,
+            (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
+            (Var(a), Var(b)) => a == b,
+            (Vector(a) | List(a), Vector(b) | List(b)) => Arc::ptr_eq(a, b) || a == b,
+            (Map(a), Map(b)) => Arc::ptr_eq(a, b) || **a == **b,
+            (Set(a), Set(b)) => Arc::ptr_eq(a, b) || **a == **b,
+            (Native(a), Native(b)) => std::ptr::eq(*a, *b),
+            (Fn(a), Fn(b)) => Arc::ptr_eq(a, b),
+            (Regex(a), Regex(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+// NaN breaks reflexivity, exactly as in Clojure; hashed collections still
+// work because NaN is simply never found again.
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        use Value::*;
+        match self {
+            Nil => state.write_u8(0),
+            Bool(b) => {
+                state.write_u8(1);
+                b.hash(state)
+            }
+            Int(n) => {
+                state.write_u8(2);
+                n.hash(state)
+            }
+            Float(f) => {
+                state.write_u8(3);
+                // -0.0 equals 0.0, so both must hash alike.
+                let f = if *f == 0.0 { 0.0 } else { *f };
+                f.to_bits().hash(state)
+            }
+            Str(s) => {
+                state.write_u8(4);
+                s.as_str().hash(state)
+            }
+            Keyword(s) => {
+                state.write_u8(5);
+                s.as_str().hash(state)
+            }
+            Symbol(s) => {
+                state.write_u8(6);
+                s.as_str().hash(state)
+            }
+            Vector(v) | List(v) => {
+                state.write_u8(7);
+                state.write_usize(v.len());
+                for item in v.iter() {
+                    item.hash(state);
+                }
+            }
+            Map(m) => {
+                state.write_u8(8);
+                state.write_u64(m.unordered_hash());
+            }
+            Set(s) => {
+                state.write_u8(9);
+                state.write_u64(s.unordered_hash());
+            }
+            Native(n) => {
+                state.write_u8(10);
+                n.name.hash(state)
+            }
+            Fn(f) => {
+                state.write_u8(11);
+                (Arc::as_ptr(f) as usize).hash(state)
+            }
+            Var(s) => {
+                state.write_u8(12);
+                s.as_str().hash(state)
+            }
+            Regex(r) => {
+                state.write_u8(13);
+                r.source.hash(state)
+            }
+        }
+    }
+}
+
+/// Hash a single value with the fixed hasher.
+pub(crate) fn hash_one(v: &Value) -> u64 {
+    use std::hash::BuildHasher;
+    FixedState::default().hash_one(v)
+}
+
+#[cfg(test)]
+mod tests;

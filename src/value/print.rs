@@ -1,0 +1,186 @@
+//! Printing values in Clojure notation: `pr-str` (readable: strings quoted
+//! and escaped) and `str` (strings raw, `nil` empty).
+
+use std::fmt::Write;
+
+use super::Value;
+
+/// Nesting deeper than this prints as `...` instead of recursing further,
+/// so printing can never exhaust the stack.
+const MAX_PRINT_DEPTH: usize = 1000;
+
+/// `(pr-str v)`: the readable representation.
+pub fn pr_str(v: &Value) -> String {
+    let mut out = String::new();
+    write_pr(&mut out, v);
+    out
+}
+
+/// `(str v)`: strings without quotes, `nil` as the empty string, every
+/// other value as `pr-str` prints it (except special floats).
+pub fn print_str(v: &Value) -> String {
+    let mut out = String::new();
+    write_str(&mut out, v);
+    out
+}
+
+pub fn write_pr(out: &mut String, v: &Value) {
+    write_value(out, v, 0);
+}
+
+pub fn write_str(out: &mut String, v: &Value) {
+    match v {
+        Value::Nil => {}
+        Value::Str(s) => out.push_str(s),
+        Value::Float(f) if f.is_nan() => out.push_str("NaN"),
+        Value::Float(f) if f.is_infinite() => {
+            out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
+        }
+        _ => write_pr(out, v),
+    }
+}
+
+fn write_value(out: &mut String, v: &Value, depth: usize) {
+    if depth > MAX_PRINT_DEPTH {
+        out.push_str("...");
+        return;
+    }
+    match v {
+        Value::Nil => out.push_str("nil"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::Float(f) => write_float(out, *f),
+        Value::Str(s) => write_escaped(out, s),
+        Value::Keyword(k) => {
+            out.push(':');
+            out.push_str(k);
+        }
+        Value::Symbol(s) => out.push_str(s),
+        Value::Vector(items) => {
+            write_seq(out, "[", "]", items.iter(), depth);
+        }
+        Value::List(items) => {
+            write_seq(out, "(", ")", items.iter(), depth);
+        }
+        Value::Set(items) => {
+            write_seq(out, "#{", "}", items.iter(), depth);
+        }
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, k, depth + 1);
+                out.push(' ');
+                write_value(out, v, depth + 1);
+            }
+            out.push('}');
+        }
+        Value::Native(n) => {
+            let _ = write!(out, "#fn[{}]", n.name);
+        }
+        Value::Fn(f) => {
+            let _ = write!(out, "#fn[{}]", f.label());
+        }
+        Value::Var(name) => {
+            out.push_str("#'");
+            out.push_str(name);
+        }
+        Value::Regex(r) => {
+            out.push_str("#\"");
+            out.push_str(&r.source);
+            out.push('"');
+        }
+    }
+}
+
+fn write_seq<'a>(
+    out: &mut String,
+    open: &str,
+    close: &str,
+    items: impl Iterator<Item = &'a Value>,
+    depth: usize,
+) {
+    out.push_str(open);
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_value(out, item, depth + 1);
+    }
+    out.push_str(close);
+}
+
+fn write_escaped(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Doubles as Java's `Double.toString` prints them (which is what Clojure
+/// shows): plain decimal notation for magnitudes in [1e-3, 1e7), otherwise
+/// `d.dddE±n`; always at least one digit after the point.
+pub(crate) fn write_float(out: &mut String, f: f64) {
+    if f.is_nan() {
+        out.push_str("##NaN");
+        return;
+    }
+    if f.is_infinite() {
+        out.push_str(if f > 0.0 { "##Inf" } else { "##-Inf" });
+        return;
+    }
+    if f == 0.0 {
+        out.push_str(if f.is_sign_negative() { "-0.0" } else { "0.0" });
+        return;
+    }
+    // Rust's `{:e}` gives the shortest digits that round-trip.
+    let sci = format!("{:e}", f.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if f < 0.0 {
+        out.push('-');
+    }
+    let abs = f.abs();
+    if (1e-3..1e7).contains(&abs) {
+        if exp >= 0 {
+            let point = exp as usize + 1;
+            if digits.len() <= point {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', point - digits.len()));
+                out.push_str(".0");
+            } else {
+                out.push_str(&digits[..point]);
+                out.push('.');
+                out.push_str(&digits[point..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        out.push('.');
+        if digits.len() > 1 {
+            out.push_str(&digits[1..]);
+        } else {
+            out.push('0');
+        }
+        let _ = write!(out, "E{exp}");
+    }
+}
