@@ -48,6 +48,9 @@ pub enum FunctionKind {
     AllOf(Vec<Value>),
     AnyOf(Vec<Value>),
     NoneOf(Vec<Value>),
+    /// A host tool used as a function value (`tool/search` or a bare
+    /// name that falls back to a tool).
+    Tool(ArcStr),
 }
 
 impl Function {
@@ -82,6 +85,7 @@ impl Function {
             FunctionKind::AllOf(_) => "all-of",
             FunctionKind::AnyOf(_) => "any-of",
             FunctionKind::NoneOf(_) => "none-of",
+            FunctionKind::Tool(name) => name,
         }
     }
 }

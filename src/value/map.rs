@@ -53,6 +53,17 @@ impl Map {
         }
     }
 
+    /// Lookup with the specification's flexible key access: a keyword key
+    /// falls back to the string of its name and a string key to the
+    /// keyword, when the exact key is missing.
+    pub fn get_flexible(&self, key: &Value) -> Option<&Value> {
+        self.get(key).or_else(|| match key {
+            Value::Keyword(k) => self.get(&Value::Str(k.clone())),
+            Value::Str(s) => self.get(&Value::Keyword(s.clone())),
+            _ => None,
+        })
+    }
+
     pub fn contains_key(&self, key: &Value) -> bool {
         self.get(key).is_some()
     }

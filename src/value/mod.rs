@@ -31,8 +31,9 @@ pub type Vector = imbl::Vector<Value>;
 pub type FixedState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
 
 /// A PTC-Lisp value. Sixteen bytes; clones are reference-count bumps.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub enum Value {
+    #[default]
     Nil,
     Bool(bool),
     Int(i64),

@@ -1,0 +1,1139 @@
+//! Sequence and collection functions. Sequence results are vectors (there
+//! are no lazy sequences); maps and strings are seen as sequences of
+//! `[key value]` pairs and of one-character strings.
+
+use std::cmp::Ordering;
+
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::{compare, Map, Set, Value};
+
+use super::core::{expect_int, get, seq_items, type_error, vector_result};
+use super::{Registry, MANY};
+
+fn count(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let n = match &args[0] {
+        Value::Nil => 0,
+        Value::Vector(v) | Value::List(v) => v.len(),
+        Value::Map(m) => m.len(),
+        Value::Set(s) => s.len(),
+        Value::Str(s) => s.chars().count(),
+        other => return Err(type_error("count", "a collection or string", other).into()),
+    };
+    Ok(Value::Int(n as i64))
+}
+
+/// Sets have no order: `first`, `nth` and friends refuse them (spec §3.9).
+fn ordered_items(who: &str, v: &Value) -> Result<Vec<Value>, Error> {
+    match v {
+        Value::Set(_) => Err(Error::type_error(format!(
+            "`{who}` does not work on sets, which are unordered; use `(sort s)` or `(vec s)` first"
+        ))),
+        other => seq_items(other, who),
+    }
+}
+
+fn first(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(match &args[0] {
+        Value::Vector(v) | Value::List(v) => v.front().cloned().unwrap_or(Value::Nil),
+        other => ordered_items("first", other)?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Nil),
+    })
+}
+
+fn second(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(ordered_items("second", &args[0])?
+        .into_iter()
+        .nth(1)
+        .unwrap_or(Value::Nil))
+}
+
+fn last(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(match &args[0] {
+        Value::Vector(v) | Value::List(v) => v.back().cloned().unwrap_or(Value::Nil),
+        other => ordered_items("last", other)?.pop().unwrap_or(Value::Nil),
+    })
+}
+
+fn rest(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let Value::Vector(v) | Value::List(v) = &args[0] {
+        if v.is_empty() {
+            return Ok(Value::vector([]));
+        }
+        return Ok(Value::from_vector(v.skip(1)));
+    }
+    let items = ordered_items("rest", &args[0])?;
+    vector_result(interp, items.into_iter().skip(1).collect())
+}
+
+fn next(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let r = rest(interp, args)?;
+    Ok(match &r {
+        Value::Vector(v) if v.is_empty() => Value::Nil,
+        _ => r,
+    })
+}
+
+fn nth(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let i = expect_int("nth", &args[1])?;
+    let default = args.get(2).cloned().unwrap_or(Value::Nil);
+    match &args[0] {
+        Value::Vector(_) | Value::List(_) | Value::Str(_) | Value::Nil => {
+            Ok(get(&args[0], &Value::Int(i), default))
+        }
+        other => Err(type_error("nth", "a vector, list or string", other).into()),
+    }
+}
+
+fn take(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let n = expect_int("take", &args[0])?.max(0) as usize;
+    if let Value::Vector(v) | Value::List(v) = &args[1] {
+        return Ok(Value::from_vector(v.take(n.min(v.len()))));
+    }
+    let items = ordered_items("take", &args[1])?;
+    vector_result(interp, items.into_iter().take(n).collect())
+}
+
+fn drop(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let n = expect_int("drop", &args[0])?.max(0) as usize;
+    if let Value::Vector(v) | Value::List(v) = &args[1] {
+        return Ok(Value::from_vector(v.skip(n.min(v.len()))));
+    }
+    let items = ordered_items("drop", &args[1])?;
+    vector_result(interp, items.into_iter().skip(n).collect())
+}
+
+fn take_while(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = Vec::new();
+    for item in seq_items(&args[1], "take-while")? {
+        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+            break;
+        }
+        out.push(item);
+    }
+    vector_result(interp, out)
+}
+
+fn drop_while(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let items = seq_items(&args[1], "drop-while")?;
+    let mut start = items.len();
+    for (i, item) in items.iter().enumerate() {
+        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+            start = i;
+            break;
+        }
+    }
+    vector_result(interp, items[start..].to_vec())
+}
+
+fn filter(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = Vec::new();
+    for item in seq_items(&args[1], "filter")? {
+        if interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+            out.push(item);
+        }
+    }
+    vector_result(interp, out)
+}
+
+fn remove(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = Vec::new();
+    for item in seq_items(&args[1], "remove")? {
+        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+            out.push(item);
+        }
+    }
+    vector_result(interp, out)
+}
+
+/// `(find pred coll)` (the specification's) or Clojure's `(find map key)`.
+fn find(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let Value::Map(m) = &args[0] {
+        return Ok(match m.get(&args[1]) {
+            Some(v) => Value::vector([args[1].clone(), v.clone()]),
+            None => Value::Nil,
+        });
+    }
+    for item in seq_items(&args[1], "find")? {
+        if interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+            return Ok(item);
+        }
+    }
+    Ok(Value::Nil)
+}
+
+fn map(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let f = &args[0];
+    if args.len() == 2 {
+        let items = seq_items(&args[1], "map")?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            out.push(interp.call(f, std::slice::from_ref(&item))?);
+        }
+        return vector_result(interp, out);
+    }
+    let colls = args[1..]
+        .iter()
+        .map(|c| seq_items(c, "map"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = colls.iter().map(Vec::len).min().unwrap_or(0);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let call_args: Vec<Value> = colls.iter().map(|c| c[i].clone()).collect();
+        out.push(interp.call(f, &call_args)?);
+    }
+    vector_result(interp, out)
+}
+
+fn map_indexed(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let items = seq_items(&args[1], "map-indexed")?;
+    let mut out = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        out.push(interp.call(&args[0], &[Value::Int(i as i64), item])?);
+    }
+    vector_result(interp, out)
+}
+
+fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let f = &args[0];
+    let (mut acc, items) = if args.len() == 3 {
+        (args[1].clone(), seq_items(&args[2], "reduce")?)
+    } else {
+        let mut items = seq_items(&args[1], "reduce")?.into_iter();
+        match items.next() {
+            None => return interp.call(f, &[]),
+            Some(first) => (first, items.collect()),
+        }
+    };
+    for item in items {
+        acc = interp.call(f, &[acc, item])?;
+    }
+    Ok(acc)
+}
+
+/// Sort with a fallible comparison; the first error wins.
+fn sort_values(
+    items: &mut [Value],
+    mut cmp: impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow>,
+) -> EvalResult<()> {
+    let mut error = None;
+    items.sort_by(|a, b| {
+        if error.is_some() {
+            return Ordering::Equal;
+        }
+        cmp(a, b).unwrap_or_else(|e| {
+            error = Some(e);
+            Ordering::Equal
+        })
+    });
+    match error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn natural(who: &'static str) -> impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow> {
+    move |a, b| {
+        compare(a, b)
+            .map_err(|m| Error::type_error(format!("`{who}` cannot sort these values: {m}")).into())
+    }
+}
+
+/// A comparator given as a function: `compare`-style (a number) or a
+/// boolean "less than" predicate such as `>`.
+fn by_comparator<'a, 'h>(
+    interp: &'a mut Interp<'h>,
+    f: &'a Value,
+) -> impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow> + use<'a, 'h> {
+    move |a, b| {
+        let r = interp.call(f, &[a.clone(), b.clone()])?;
+        Ok(match r {
+            Value::Int(n) => n.cmp(&0),
+            Value::Float(x) => x.partial_cmp(&0.0).unwrap_or(Ordering::Equal),
+            v if v.truthy() => Ordering::Less,
+            _ => {
+                if interp.call(f, &[b.clone(), a.clone()])?.truthy() {
+                    Ordering::Greater
+                } else {
+                    Ordering::Equal
+                }
+            }
+        })
+    }
+}
+
+/// `:asc` / `:desc` in place of a comparator (a PTC-Lisp extension).
+fn direction(v: &Value) -> Option<bool> {
+    match v {
+        Value::Keyword(k) if k == "asc" => Some(false),
+        Value::Keyword(k) if k == "desc" => Some(true),
+        _ => None,
+    }
+}
+
+fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let coll = args.last().expect("arity checked");
+    let mut items = seq_items(coll, "sort")?;
+    match args {
+        [_] => sort_values(&mut items, natural("sort"))?,
+        [order, _] => match direction(order) {
+            Some(desc) => {
+                sort_values(&mut items, natural("sort"))?;
+                if desc {
+                    items.reverse();
+                }
+            }
+            None => sort_values(&mut items, by_comparator(interp, order))?,
+        },
+        _ => unreachable!("arity checked"),
+    }
+    vector_result(interp, items)
+}
+
+fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let keyfn = &args[0];
+    let coll = args.last().expect("arity checked");
+    let items = seq_items(coll, "sort-by")?;
+    let mut keyed = Vec::with_capacity(items.len());
+    for item in items {
+        let key = key_of(interp, keyfn, &item)?;
+        keyed.push(Value::vector([key, item]));
+    }
+    let key = |v: &Value| {
+        v.as_seq()
+            .and_then(|s| s.front().cloned())
+            .unwrap_or(Value::Nil)
+    };
+    let mut desc = false;
+    if args.len() == 3 {
+        if let Some(d) = direction(&args[1]) {
+            desc = d;
+            sort_values(&mut keyed, |a, b| natural("sort-by")(&key(a), &key(b)))?;
+        } else {
+            let cmp = args[1].clone();
+            let mut by = by_comparator(interp, &cmp);
+            sort_values(&mut keyed, |a, b| by(&key(a), &key(b)))?;
+        }
+    } else {
+        sort_values(&mut keyed, |a, b| natural("sort-by")(&key(a), &key(b)))?;
+    }
+    let mut out: Vec<Value> = keyed
+        .into_iter()
+        .map(|kv| {
+            kv.as_seq()
+                .and_then(|s| s.get(1).cloned())
+                .unwrap_or(Value::Nil)
+        })
+        .collect();
+    if desc {
+        out.reverse();
+    }
+    vector_result(interp, out)
+}
+
+/// Apply a key function; keywords and strings use flexible map lookup.
+pub(crate) fn key_of(interp: &mut Interp<'_>, keyfn: &Value, item: &Value) -> EvalResult {
+    match keyfn {
+        Value::Keyword(_) | Value::Str(_) => Ok(get(item, keyfn, Value::Nil)),
+        f => interp.call(f, std::slice::from_ref(item)),
+    }
+}
+
+fn reverse(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut items = ordered_items("reverse", &args[0])?;
+    items.reverse();
+    vector_result(interp, items)
+}
+
+fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut seen = Set::new();
+    let mut out = Vec::new();
+    for item in seq_items(&args[0], "distinct")? {
+        if !seen.contains(&item) {
+            seen.insert(item.clone());
+            out.push(item);
+        }
+    }
+    vector_result(interp, out)
+}
+
+fn partition(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let n = expect_int("partition", &args[0])?;
+    let step = if args.len() == 3 {
+        expect_int("partition", &args[1])?
+    } else {
+        n
+    };
+    if n <= 0 || step <= 0 {
+        return Err(Error::execution("`partition` needs a positive size and step").into());
+    }
+    let items = seq_items(args.last().expect("arity"), "partition")?;
+    let (n, step) = (n as usize, step as usize);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + n <= items.len() {
+        out.push(Value::vector(items[i..i + n].iter().cloned()));
+        i += step;
+    }
+    vector_result(interp, out)
+}
+
+fn conj(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let (coll, items) = args.split_first().expect("arity checked");
+    let out = match coll {
+        Value::Nil => Value::list(items.iter().rev().cloned()),
+        Value::Vector(v) => {
+            let mut v = (**v).clone();
+            v.extend(items.iter().cloned());
+            interp.check_size(v.len())?;
+            Value::from_vector(v)
+        }
+        Value::List(v) => {
+            let mut v = (**v).clone();
+            for item in items {
+                v.push_front(item.clone());
+            }
+            interp.check_size(v.len())?;
+            Value::List(std::sync::Arc::new(v))
+        }
+        Value::Set(s) => {
+            let mut s = (**s).clone();
+            for item in items {
+                s.insert(item.clone());
+            }
+            interp.check_size(s.len())?;
+            Value::set(s)
+        }
+        Value::Map(m) => {
+            let mut m = (**m).clone();
+            for item in items {
+                conj_entry(&mut m, item)?;
+            }
+            interp.check_size(m.len())?;
+            Value::map(m)
+        }
+        other => return Err(type_error("conj", "a collection", other).into()),
+    };
+    Ok(out)
+}
+
+fn conj_entry(m: &mut Map, item: &Value) -> Result<(), Error> {
+    match item {
+        Value::Vector(kv) if kv.len() == 2 => {
+            m.insert(kv[0].clone(), kv[1].clone());
+            Ok(())
+        }
+        Value::Map(other) => {
+            for (k, v) in other.iter() {
+                m.insert(k.clone(), v.clone());
+            }
+            Ok(())
+        }
+        Value::Nil => Ok(()),
+        other => Err(type_error(
+            "conj",
+            "a [key value] vector or a map to add to a map",
+            other,
+        )),
+    }
+}
+
+fn concat(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = crate::value::Vector::new();
+    for a in args {
+        match a {
+            Value::Vector(v) | Value::List(v) => out.append((**v).clone()),
+            other => out.extend(seq_items(other, "concat")?),
+        }
+        interp.check_size(out.len())?;
+    }
+    Ok(Value::from_vector(out))
+}
+
+fn into(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let items = seq_items(&args[1], "into")?;
+    let mut all = vec![args[0].clone()];
+    all.extend(items);
+    match &args[0] {
+        Value::Nil => vector_result(interp, all.into_iter().skip(1).collect()),
+        _ => conj(interp, &all),
+    }
+}
+
+fn flatten(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    fn walk(interp: &Interp<'_>, v: &Value, out: &mut Vec<Value>, depth: usize) -> EvalResult<()> {
+        if depth > interp.limits.max_depth {
+            return Err(Error::new(
+                crate::error::ErrorKind::DepthLimit,
+                "`flatten` input is nested too deeply",
+            )
+            .into());
+        }
+        match v {
+            Value::Vector(items) | Value::List(items) => {
+                for item in items.iter() {
+                    walk(interp, item, out, depth + 1)?;
+                }
+            }
+            other => out.push(other.clone()),
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    match &args[0] {
+        Value::Vector(_) | Value::List(_) => walk(interp, &args[0], &mut out, 0)?,
+        _ => {}
+    }
+    vector_result(interp, out)
+}
+
+fn interleave(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let colls = args
+        .iter()
+        .map(|c| seq_items(c, "interleave"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n = colls.iter().map(Vec::len).min().unwrap_or(0);
+    let mut out = Vec::with_capacity(n * colls.len());
+    for i in 0..n {
+        for c in &colls {
+            out.push(c[i].clone());
+        }
+    }
+    vector_result(interp, out)
+}
+
+fn zip(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let a = seq_items(&args[0], "zip")?;
+    let b = seq_items(&args[1], "zip")?;
+    let out = a
+        .into_iter()
+        .zip(b)
+        .map(|(x, y)| Value::vector([x, y]))
+        .collect();
+    vector_result(interp, out)
+}
+
+fn seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let items = seq_items(&args[0], "seq")?;
+    if items.is_empty() {
+        return Ok(Value::Nil);
+    }
+    if let Value::Vector(_) | Value::List(_) = &args[0] {
+        return Ok(args[0].clone());
+    }
+    vector_result(interp, items)
+}
+
+fn range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let nums: Vec<Value> = args.to_vec();
+    let all_int = nums.iter().all(|v| matches!(v, Value::Int(_)));
+    let f = |v: &Value| match v {
+        Value::Int(n) => Ok(*n as f64),
+        Value::Float(x) => Ok(*x),
+        other => Err(type_error("range", "numbers", other)),
+    };
+    let (start, end, step) = match nums.as_slice() {
+        [e] => (0.0, f(e)?, 1.0),
+        [s, e] => (f(s)?, f(e)?, 1.0),
+        [s, e, st] => (f(s)?, f(e)?, f(st)?),
+        _ => unreachable!("arity checked"),
+    };
+    if step == 0.0 || step.is_nan() {
+        return Err(Error::execution("`range` with a step of zero would never end").into());
+    }
+    let count = ((end - start) / step).ceil();
+    let count = if count.is_finite() && count > 0.0 {
+        count as usize
+    } else {
+        0
+    };
+    interp.check_size(count)?;
+    let out = (0..count)
+        .map(|i| {
+            let x = start + step * i as f64;
+            if all_int {
+                Value::Int(x as i64)
+            } else {
+                Value::Float(x)
+            }
+        })
+        .collect();
+    vector_result(interp, out)
+}
+
+fn is_empty(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(match &args[0] {
+        Value::Nil => true,
+        Value::Vector(v) | Value::List(v) => v.is_empty(),
+        Value::Map(m) => m.is_empty(),
+        Value::Set(s) => s.is_empty(),
+        Value::Str(s) => s.is_empty(),
+        other => return Err(type_error("empty?", "a collection or string", other).into()),
+    }))
+}
+
+fn not_empty(i: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(if is_empty(i, args)?.truthy() {
+        Value::Nil
+    } else {
+        args[0].clone()
+    })
+}
+
+fn some(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    for item in seq_items(&args[1], "some")? {
+        let r = interp.call(&args[0], std::slice::from_ref(&item))?;
+        if r.truthy() {
+            return Ok(r);
+        }
+    }
+    Ok(Value::Nil)
+}
+
+fn every(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    for item in seq_items(&args[1], "every?")? {
+        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
+fn not_any(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(!some(interp, args)?.truthy()))
+}
+
+/// `contains?` checks keys of maps and sets, and (as the specification
+/// extends it) elements of vectors and lists.
+fn contains(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(match &args[0] {
+        Value::Map(m) => m.contains_key(&args[1]),
+        Value::Set(s) => s.contains(&args[1]),
+        Value::Vector(v) | Value::List(v) => v.iter().any(|x| *x == args[1]),
+        Value::Str(s) => match &args[1] {
+            Value::Int(i) => *i >= 0 && (*i as usize) < s.chars().count(),
+            _ => false,
+        },
+        Value::Nil => false,
+        other => return Err(type_error("contains?", "a collection", other).into()),
+    }))
+}
+
+fn group_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
+    for item in seq_items(&args[1], "group-by")? {
+        let k = key_of(interp, &args[0], &item)?;
+        match index.get(&k) {
+            Some(&i) => groups[i].1.push(item),
+            None => {
+                index.insert(k.clone(), groups.len());
+                groups.push((k, vec![item]));
+            }
+        }
+    }
+    Ok(Value::map(
+        groups
+            .into_iter()
+            .map(|(k, v)| (k, Value::vector(v)))
+            .collect(),
+    ))
+}
+
+fn frequencies(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut counts: Vec<(Value, i64)> = Vec::new();
+    let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
+    for item in seq_items(&args[0], "frequencies")? {
+        match index.get(&item) {
+            Some(&i) => counts[i].1 += 1,
+            None => {
+                index.insert(item.clone(), counts.len());
+                counts.push((item, 1));
+            }
+        }
+    }
+    Ok(Value::map(
+        counts
+            .into_iter()
+            .map(|(k, n)| (k, Value::Int(n)))
+            .collect(),
+    ))
+}
+
+/// Field values for the aggregators: nil and missing are skipped,
+/// anything else non-numeric is an error (spec §11.4-11.5).
+fn numeric_fields(
+    interp: &mut Interp<'_>,
+    who: &str,
+    keyfn: &Value,
+    coll: &Value,
+) -> EvalResult<Vec<Value>> {
+    let mut out = Vec::new();
+    for item in seq_items(coll, who)? {
+        match key_of(interp, keyfn, &item)? {
+            Value::Nil => {}
+            v @ (Value::Int(_) | Value::Float(_)) => out.push(v),
+            other => return Err(type_error(who, "numeric field values", &other).into()),
+        }
+    }
+    Ok(out)
+}
+
+fn sum_values(who: &str, values: &[Value]) -> EvalResult {
+    let mut int_sum: i64 = 0;
+    let mut float_sum = 0.0;
+    let mut any_float = false;
+    for v in values {
+        match v {
+            Value::Int(n) => {
+                int_sum = int_sum
+                    .checked_add(*n)
+                    .ok_or_else(|| Error::arithmetic(format!("Integer overflow in `{who}`")))?
+            }
+            Value::Float(f) => {
+                any_float = true;
+                float_sum += f
+            }
+            _ => unreachable!("numeric_fields filtered"),
+        }
+    }
+    Ok(if any_float {
+        Value::Float(float_sum + int_sum as f64)
+    } else {
+        Value::Int(int_sum)
+    })
+}
+
+fn sum_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let values = numeric_fields(interp, "sum-by", &args[0], &args[1])?;
+    sum_values("sum-by", &values)
+}
+
+fn avg_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let values = numeric_fields(interp, "avg-by", &args[0], &args[1])?;
+    if values.is_empty() {
+        return Ok(Value::Nil);
+    }
+    let total = values.iter().map(|v| match v {
+        Value::Int(n) => *n as f64,
+        Value::Float(f) => *f,
+        _ => 0.0,
+    });
+    Ok(Value::Float(total.sum::<f64>() / values.len() as f64))
+}
+
+fn extreme_by(interp: &mut Interp<'_>, who: &str, args: &[Value], want: Ordering) -> EvalResult {
+    let mut best: Option<(Value, Value)> = None;
+    for item in seq_items(&args[1], who)? {
+        let k = key_of(interp, &args[0], &item)?;
+        if k.is_nil() {
+            continue;
+        }
+        let better = match &best {
+            None => true,
+            Some((bk, _)) => {
+                compare(&k, bk).map_err(|m| Error::type_error(format!("`{who}`: {m}")))? == want
+            }
+        };
+        if better {
+            best = Some((k, item));
+        }
+    }
+    Ok(best.map(|(_, item)| item).unwrap_or(Value::Nil))
+}
+
+fn min_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    extreme_by(interp, "min-by", args, Ordering::Less)
+}
+
+fn max_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    extreme_by(interp, "max-by", args, Ordering::Greater)
+}
+
+/// Clojure's `max-key`/`min-key`: ties go to the last argument.
+fn extreme_key(interp: &mut Interp<'_>, who: &str, args: &[Value], want: Ordering) -> EvalResult {
+    let f = &args[0];
+    let mut best = args[1].clone();
+    let mut best_key = interp.call(f, std::slice::from_ref(&best))?;
+    for x in &args[2..] {
+        let k = interp.call(f, std::slice::from_ref(x))?;
+        let o = compare(&k, &best_key).map_err(|m| Error::type_error(format!("`{who}`: {m}")))?;
+        if o == want || o == Ordering::Equal {
+            best = x.clone();
+            best_key = k;
+        }
+    }
+    Ok(best)
+}
+
+fn max_key(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    extreme_key(interp, "max-key", args, Ordering::Greater)
+}
+
+fn min_key(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    extreme_key(interp, "min-key", args, Ordering::Less)
+}
+
+fn pluck(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let items = seq_items(&args[1], "pluck")?;
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(key_of(interp, &args[0], &item)?);
+    }
+    vector_result(interp, out)
+}
+
+fn vec(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let Value::Vector(_) = &args[0] {
+        return Ok(args[0].clone());
+    }
+    let items = seq_items(&args[0], "vec")?;
+    vector_result(interp, items)
+}
+
+fn vector(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    vector_result(interp, args.to_vec())
+}
+
+fn list(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::list(args.iter().cloned()))
+}
+
+fn set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::set(
+        seq_items(&args[0], "set")?.into_iter().collect(),
+    ))
+}
+
+fn hash_set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::set(args.iter().cloned().collect()))
+}
+
+pub(super) fn register(r: &mut Registry) {
+    r.add(
+        "count",
+        "[coll]",
+        1,
+        1,
+        "Number of items (characters for strings, 0 for nil). `(count [1 2 3])` => `3`.",
+        count,
+    );
+    r.add(
+        "first",
+        "[coll]",
+        1,
+        1,
+        "The first item, or nil. `(first [1 2])` => `1`.",
+        first,
+    );
+    r.add(
+        "second",
+        "[coll]",
+        1,
+        1,
+        "The second item, or nil. `(second [1 2])` => `2`.",
+        second,
+    );
+    r.add(
+        "last",
+        "[coll]",
+        1,
+        1,
+        "The last item, or nil. `(last [1 2 3])` => `3`.",
+        last,
+    );
+    r.add(
+        "rest",
+        "[coll]",
+        1,
+        1,
+        "All but the first item (empty if none). `(rest [1 2 3])` => `[2 3]`.",
+        rest,
+    );
+    r.add(
+        "next",
+        "[coll]",
+        1,
+        1,
+        "All but the first item, or nil if none. `(next [1])` => `nil`.",
+        next,
+    );
+    r.add(
+        "nth",
+        "[coll index default?]",
+        2,
+        3,
+        "The item at index; nil (or default) when out of range. `(nth [1 2 3] 1)` => `2`.",
+        nth,
+    );
+    r.add(
+        "take",
+        "[n coll]",
+        2,
+        2,
+        "The first n items. `(take 2 [1 2 3])` => `[1 2]`.",
+        take,
+    );
+    r.add(
+        "drop",
+        "[n coll]",
+        2,
+        2,
+        "All but the first n items. `(drop 2 [1 2 3])` => `[3]`.",
+        drop,
+    );
+    r.add(
+        "take-while",
+        "[pred coll]",
+        2,
+        2,
+        "Items from the start while pred holds. `(take-while pos? [1 2 -1 3])` => `[1 2]`.",
+        take_while,
+    );
+    r.add(
+        "drop-while",
+        "[pred coll]",
+        2,
+        2,
+        "Items after pred first fails. `(drop-while pos? [1 -1 2])` => `[-1 2]`.",
+        drop_while,
+    );
+    r.add("filter", "[pred coll]", 2, 2, "Items for which pred is truthy; maps give [k v] pairs. `(filter even? [1 2 3 4])` => `[2 4]`.", filter);
+    r.add(
+        "remove",
+        "[pred coll]",
+        2,
+        2,
+        "Items for which pred is falsy. `(remove even? [1 2 3])` => `[1 3]`.",
+        remove,
+    );
+    r.add("find", "[pred coll]", 2, 2, "The first item for which pred is truthy, or nil; with a map first, Clojure's `(find m k)` entry. `(find even? [1 2 4])` => `2`.", find);
+    r.add("map", "[f coll & colls]", 2, MANY, "Apply f to each item (or to items of several collections in step). `(map inc [1 2])` => `[2 3]`.", map);
+    r.alias("mapv", "map");
+    r.add(
+        "map-indexed",
+        "[f coll]",
+        2,
+        2,
+        "Apply f to each index and item. `(map-indexed vector [:a :b])` => `[[0 :a] [1 :b]]`.",
+        map_indexed,
+    );
+    r.add(
+        "reduce",
+        "[f init? coll]",
+        2,
+        3,
+        "Fold the collection with f, from init or the first item. `(reduce + 0 [1 2 3])` => `6`.",
+        reduce,
+    );
+    r.add(
+        "sort",
+        "[comp? coll]",
+        1,
+        2,
+        "Sort by natural order, a comparator, or :asc/:desc. `(sort [3 1 2])` => `[1 2 3]`.",
+        sort,
+    );
+    r.add("sort-by", "[keyfn comp? coll]", 2, 3, "Sort by (keyfn item), with an optional comparator or :asc/:desc. `(sort-by :age [{:age 3} {:age 1}])` => `[{:age 1} {:age 3}]`.", sort_by);
+    r.add(
+        "reverse",
+        "[coll]",
+        1,
+        1,
+        "The items in reverse order. `(reverse [1 2 3])` => `[3 2 1]`.",
+        reverse,
+    );
+    r.add(
+        "distinct",
+        "[coll]",
+        1,
+        1,
+        "The items without duplicates, first occurrence kept. `(distinct [1 2 1])` => `[1 2]`.",
+        distinct,
+    );
+    r.add("partition", "[n step? coll]", 2, 3, "Groups of n items (every step items); an incomplete last group is dropped. `(partition 2 [1 2 3 4 5])` => `[[1 2] [3 4]]`.", partition);
+    r.add("conj", "[coll & xs]", 1, MANY, "Add items: at the end of vectors, the front of lists, into sets and maps. `(conj [1 2] 3)` => `[1 2 3]`.", conj);
+    r.add(
+        "concat",
+        "[& colls]",
+        0,
+        MANY,
+        "All items of the collections in order. `(concat [1] [2 3])` => `[1 2 3]`.",
+        concat,
+    );
+    r.add(
+        "into",
+        "[to from]",
+        2,
+        2,
+        "Add every item of from to to. `(into {} [[:a 1]])` => `{:a 1}`.",
+        into,
+    );
+    r.add("flatten", "[coll]", 1, 1, "Nested vectors and lists flattened into one vector. `(flatten [[1 2] [3 [4]]])` => `[1 2 3 4]`.", flatten);
+    r.add(
+        "interleave",
+        "[& colls]",
+        0,
+        MANY,
+        "First items of each, then second items... `(interleave [1 2] [:a :b])` => `[1 :a 2 :b]`.",
+        interleave,
+    );
+    r.add(
+        "zip",
+        "[c1 c2]",
+        2,
+        2,
+        "Pairs of items in step. `(zip [1 2] [:a :b])` => `[[1 :a] [2 :b]]`.",
+        zip,
+    );
+    r.add(
+        "seq",
+        "[coll]",
+        1,
+        1,
+        "The items as a sequence, or nil if empty. `(seq [])` => `nil`.",
+        seq,
+    );
+    r.add(
+        "range",
+        "[start? end step?]",
+        1,
+        3,
+        "Numbers from start (0) up to, not including, end. `(range 3)` => `[0 1 2]`.",
+        range,
+    );
+    r.add(
+        "empty?",
+        "[coll]",
+        1,
+        1,
+        "True if the collection or string has no items (or is nil). `(empty? [])` => `true`.",
+        is_empty,
+    );
+    r.add(
+        "not-empty",
+        "[coll]",
+        1,
+        1,
+        "The collection, or nil if it is empty. `(not-empty [])` => `nil`.",
+        not_empty,
+    );
+    r.add(
+        "some",
+        "[pred coll]",
+        2,
+        2,
+        "The first truthy (pred item), or nil. `(some even? [1 2])` => `true`.",
+        some,
+    );
+    r.add(
+        "every?",
+        "[pred coll]",
+        2,
+        2,
+        "True if pred holds for every item. `(every? pos? [1 2])` => `true`.",
+        every,
+    );
+    r.add(
+        "not-any?",
+        "[pred coll]",
+        2,
+        2,
+        "True if pred holds for no item. `(not-any? neg? [1 2])` => `true`.",
+        not_any,
+    );
+    r.add("contains?", "[coll key]", 2, 2, "True if a map or set has the key, or a vector has the element. `(contains? {:a 1} :a)` => `true`.", contains);
+    r.add("group-by", "[f coll]", 2, 2, "A map from (f item) to the vector of items with that key. `(group-by odd? [1 2 3])` => `{true [1 3], false [2]}`.", group_by);
+    r.add(
+        "frequencies",
+        "[coll]",
+        1,
+        1,
+        "A map from each distinct item to its count. `(frequencies [:a :b :a])` => `{:a 2, :b 1}`.",
+        frequencies,
+    );
+    r.add("sum-by", "[key coll]", 2, 2, "Sum of a numeric field over the items; nil or missing fields are skipped. `(sum-by :n [{:n 1} {:n 2}])` => `3`.", sum_by);
+    r.add(
+        "avg-by",
+        "[key coll]",
+        2,
+        2,
+        "Average of a numeric field, nil for no values. `(avg-by :n [{:n 1} {:n 2}])` => `1.5`.",
+        avg_by,
+    );
+    r.add("min-by", "[key coll]", 2, 2, "The item with the smallest field value (nil fields skipped). `(min-by :n [{:n 2} {:n 1}])` => `{:n 1}`.", min_by);
+    r.add(
+        "max-by",
+        "[key coll]",
+        2,
+        2,
+        "The item with the largest field value. `(max-by :n [{:n 2} {:n 1}])` => `{:n 2}`.",
+        max_by,
+    );
+    r.add(
+        "min-key",
+        "[f x & xs]",
+        2,
+        MANY,
+        "The argument with the smallest (f x). `(min-key count \"abc\" \"a\")` => `\"a\"`.",
+        min_key,
+    );
+    r.add(
+        "max-key",
+        "[f x & xs]",
+        2,
+        MANY,
+        "The argument with the largest (f x). `(max-key count \"a\" \"abc\")` => `\"abc\"`.",
+        max_key,
+    );
+    r.add(
+        "pluck",
+        "[key coll]",
+        2,
+        2,
+        "The field value of each item. `(pluck :id [{:id 1} {:id 2}])` => `[1 2]`.",
+        pluck,
+    );
+    r.add(
+        "vec",
+        "[coll]",
+        1,
+        1,
+        "The items as a vector. `(vec #{1})` => `[1]`.",
+        vec,
+    );
+    r.add(
+        "vector",
+        "[& xs]",
+        0,
+        MANY,
+        "A vector of the arguments. `(vector 1 2)` => `[1 2]`.",
+        vector,
+    );
+    r.add(
+        "list",
+        "[& xs]",
+        0,
+        MANY,
+        "A list of the arguments. `(list 1 2)` => `(1 2)`.",
+        list,
+    );
+    r.add(
+        "set",
+        "[coll]",
+        1,
+        1,
+        "A set of the items. `(set [1 1 2])` => `#{1 2}`.",
+        set,
+    );
+    r.add(
+        "hash-set",
+        "[& xs]",
+        0,
+        MANY,
+        "A set of the arguments. `(hash-set 1 2)` => `#{1 2}`.",
+        hash_set,
+    );
+}

@@ -1,0 +1,240 @@
+//! Shared helpers for builtins (sequence views, lookups, argument errors)
+//! and the general-purpose builtins: `println`, `str`, `pr-str`,
+//! `identity`, `type`, `apply`, `pmap`, `pcalls`.
+
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::{ArcStr, Value};
+
+use super::{Registry, MANY};
+
+/// The items of anything sequential: vectors, lists, sets, maps (as
+/// `[key value]` vectors), strings (as one-character strings) and nil
+/// (empty). `who` names the function for the error message.
+pub(crate) fn seq_items(v: &Value, who: &str) -> Result<Vec<Value>, Error> {
+    Ok(match v {
+        Value::Nil => Vec::new(),
+        Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
+        Value::Set(items) => items.iter().cloned().collect(),
+        Value::Map(m) => m
+            .iter()
+            .map(|(k, v)| Value::vector([k.clone(), v.clone()]))
+            .collect(),
+        Value::Str(s) => s.chars().map(|c| Value::Str(char_str(c))).collect(),
+        other => {
+            return Err(Error::type_error(format!(
+                "`{who}` expected a collection, got {}",
+                other.describe()
+            )))
+        }
+    })
+}
+
+/// A one-character string.
+pub(crate) fn char_str(c: char) -> ArcStr {
+    let mut buf = [0u8; 4];
+    ArcStr::from(&*c.encode_utf8(&mut buf))
+}
+
+/// `(get coll key default)`: maps with flexible keyword/string keys, sets
+/// by membership, vectors and strings by index, anything else `default`.
+pub(crate) fn get(coll: &Value, key: &Value, default: Value) -> Value {
+    let found = match coll {
+        Value::Map(m) => m.get_flexible(key).cloned(),
+        Value::Set(s) => s.get(key).cloned(),
+        Value::Vector(items) | Value::List(items) => match key {
+            Value::Int(i) => usize::try_from(*i).ok().and_then(|i| items.get(i).cloned()),
+            _ => None,
+        },
+        Value::Str(s) => match key {
+            Value::Int(i) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| s.chars().nth(i))
+                .map(|c| Value::Str(char_str(c))),
+            _ => None,
+        },
+        _ => None,
+    };
+    found.unwrap_or(default)
+}
+
+/// A type error naming the function, what it wanted and what it got.
+pub(crate) fn type_error(who: &str, expected: &str, got: &Value) -> Error {
+    Error::type_error(format!(
+        "`{who}` expected {expected}, got {}",
+        got.describe()
+    ))
+}
+
+pub(crate) fn expect_int(who: &str, v: &Value) -> Result<i64, Error> {
+    match v {
+        Value::Int(n) => Ok(*n),
+        other => Err(type_error(who, "an integer", other)),
+    }
+}
+
+pub(crate) fn expect_str<'a>(who: &str, v: &'a Value) -> Result<&'a str, Error> {
+    match v {
+        Value::Str(s) => Ok(s),
+        other => Err(type_error(who, "a string", other)),
+    }
+}
+
+pub(crate) fn expect_fn(who: &str, v: &Value) -> Result<(), Error> {
+    match v {
+        Value::Native(_) | Value::Fn(_) | Value::Keyword(_) | Value::Map(_) | Value::Set(_) => {
+            Ok(())
+        }
+        other => Err(type_error(who, "a function", other)),
+    }
+}
+
+/// A vector result, checked against the collection-size limit.
+pub(crate) fn vector_result(interp: &Interp<'_>, items: Vec<Value>) -> EvalResult {
+    interp.check_size(items.len())?;
+    Ok(Value::vector(items))
+}
+
+/// Join values as `println` and `str` do.
+fn joined(args: &[Value], sep: &str, readable: bool) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        if readable {
+            crate::value::write_pr(&mut out, a);
+        } else {
+            crate::value::write_str(&mut out, a);
+        }
+    }
+    out
+}
+
+fn println(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let line = joined(args, " ", false);
+    interp.print_line(line)?;
+    Ok(Value::Nil)
+}
+
+fn prn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let line = joined(args, " ", true);
+    interp.print_line(line)?;
+    Ok(Value::Nil)
+}
+
+fn str_fn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = joined(args, "", false);
+    interp.check_size(s.len())?;
+    Ok(Value::from(s))
+}
+
+fn pr_str_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::from(joined(args, " ", true)))
+}
+
+fn identity(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(args[0].clone())
+}
+
+fn type_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::keyword(args[0].type_name()))
+}
+
+fn apply(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let (f, rest) = args.split_first().expect("arity checked");
+    let (last, fixed) = rest.split_last().expect("arity checked");
+    let spread = match last {
+        Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) => {
+            seq_items(last, "apply")?
+        }
+        Value::Nil => Vec::new(),
+        other => {
+            return Err(type_error("apply", "a collection as its last argument", other).into())
+        }
+    };
+    let mut all = fixed.to_vec();
+    all.extend(spread);
+    interp.call(f, &all)
+}
+
+/// `pmap` runs its branches one after another: results and errors are
+/// what a parallel run gives, `def`s in branches are discarded and their
+/// `println` output is not captured (as the specification says).
+fn pmap(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let f = &args[0];
+    let items = seq_items(&args[1], "pmap")?;
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.push(isolated(interp, |i| {
+            i.call(f, std::slice::from_ref(&item))
+        })?);
+    }
+    vector_result(interp, out)
+}
+
+fn pcalls(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = Vec::with_capacity(args.len());
+    for (i, f) in args.iter().enumerate() {
+        let v = isolated(interp, |interp| interp.call(f, &[])).map_err(|flow| match flow {
+            crate::eval::Flow::Error(e) => {
+                let msg = format!("`pcalls` function {} failed: {}", i, e.message());
+                crate::eval::Flow::from(Error::new(e.kind(), msg))
+            }
+            other => other,
+        })?;
+        out.push(v);
+    }
+    vector_result(interp, out)
+}
+
+/// Run `f` with a snapshot of the user namespace and the print buffer,
+/// restoring both afterwards.
+fn isolated(interp: &mut Interp<'_>, f: impl FnOnce(&mut Interp<'_>) -> EvalResult) -> EvalResult {
+    let globals = interp.globals.clone();
+    let prints = interp.prints.len();
+    let result = f(interp);
+    interp.globals = globals;
+    interp.prints.truncate(prints);
+    result
+}
+
+pub(super) fn register(r: &mut Registry) {
+    r.add("println", "[& xs]", 0, MANY, "Print the values separated by spaces (strings unquoted) as one output entry; returns nil. `(println \"count:\" 3)` prints `count: 3`.", println);
+    r.add(
+        "prn",
+        "[& xs]",
+        0,
+        MANY,
+        "Like `println` but prints values readably (strings quoted). `(prn \"a\")` prints `\"a\"`.",
+        prn,
+    );
+    r.add("str", "[& xs]", 0, MANY, "Concatenate the values as text; nil is empty, strings unquoted. `(str \"a\" 1 :b nil)` => `\"a1:b\"`.", str_fn);
+    r.add("pr-str", "[& xs]", 0, MANY, "The readable text of the values, separated by spaces. `(pr-str \"a\" [1])` => `\"\\\"a\\\" [1]\"`.", pr_str_fn);
+    r.add(
+        "identity",
+        "[x]",
+        1,
+        1,
+        "Return the argument. `(filter identity [1 nil 2])` => `[1 2]`.",
+        identity,
+    );
+    r.add(
+        "type",
+        "[x]",
+        1,
+        1,
+        "The type of a value as a keyword. `(type 1)` => `:integer`.",
+        type_fn,
+    );
+    r.add(
+        "apply",
+        "[f & args coll]",
+        2,
+        MANY,
+        "Call f with the arguments, spreading the last (a collection). `(apply + 1 [2 3])` => `6`.",
+        apply,
+    );
+    r.add("pmap", "[f coll]", 2, 2, "Like `map`, for independent (for example tool-calling) work; defs inside are discarded. `(pmap inc [1 2])` => `[2 3]`.", pmap);
+    r.add("pcalls", "[& fs]", 0, MANY, "Call each zero-argument function; a vector of the results in order. `(pcalls #(+ 1 1) #(* 2 3))` => `[2 6]`.", pcalls);
+}

@@ -1,0 +1,304 @@
+//! Type, numeric and logical predicates.
+
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::Value;
+
+use super::core::type_error;
+use super::Registry;
+
+macro_rules! type_predicate {
+    ($fn_name:ident, $pattern:pat) => {
+        fn $fn_name(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+            Ok(Value::Bool(matches!(&args[0], $pattern)))
+        }
+    };
+}
+
+type_predicate!(is_nil, Value::Nil);
+type_predicate!(
+    is_some,
+    Value::Bool(_)
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Str(_)
+        | Value::Keyword(_)
+        | Value::Symbol(_)
+        | Value::Vector(_)
+        | Value::List(_)
+        | Value::Map(_)
+        | Value::Set(_)
+        | Value::Native(_)
+        | Value::Fn(_)
+        | Value::Var(_)
+        | Value::Regex(_)
+);
+type_predicate!(is_boolean, Value::Bool(_));
+type_predicate!(is_true, Value::Bool(true));
+type_predicate!(is_false, Value::Bool(false));
+type_predicate!(is_number, Value::Int(_) | Value::Float(_));
+type_predicate!(is_int, Value::Int(_));
+type_predicate!(is_float, Value::Float(_));
+type_predicate!(is_string, Value::Str(_));
+type_predicate!(is_keyword, Value::Keyword(_));
+type_predicate!(is_symbol, Value::Symbol(_));
+type_predicate!(is_vector, Value::Vector(_));
+type_predicate!(is_list, Value::List(_));
+type_predicate!(is_map, Value::Map(_));
+type_predicate!(is_set, Value::Set(_));
+type_predicate!(is_coll, Value::Vector(_) | Value::List(_));
+type_predicate!(is_sequential, Value::Vector(_) | Value::List(_));
+type_predicate!(is_fn, Value::Native(_) | Value::Fn(_));
+type_predicate!(is_regex, Value::Regex(_));
+
+fn is_char(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(
+        matches!(&args[0], Value::Str(s) if s.chars().count() == 1),
+    ))
+}
+
+fn not(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(!args[0].truthy()))
+}
+
+fn number(who: &str, v: &Value) -> Result<f64, Error> {
+    match v {
+        Value::Int(n) => Ok(*n as f64),
+        Value::Float(f) => Ok(*f),
+        other => Err(type_error(who, "a number", other)),
+    }
+}
+
+fn integer(who: &str, v: &Value) -> Result<i64, Error> {
+    match v {
+        Value::Int(n) => Ok(*n),
+        other => Err(type_error(who, "an integer", other)),
+    }
+}
+
+fn is_zero(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(number("zero?", &args[0])? == 0.0))
+}
+
+fn is_pos(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(number("pos?", &args[0])? > 0.0))
+}
+
+fn is_neg(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(number("neg?", &args[0])? < 0.0))
+}
+
+fn is_even(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(integer("even?", &args[0])? % 2 == 0))
+}
+
+fn is_odd(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(integer("odd?", &args[0])? % 2 != 0))
+}
+
+pub(super) fn register(r: &mut Registry) {
+    r.add(
+        "nil?",
+        "[x]",
+        1,
+        1,
+        "True if x is nil. `(nil? nil)` => `true`.",
+        is_nil,
+    );
+    r.add(
+        "some?",
+        "[x]",
+        1,
+        1,
+        "True if x is not nil. `(some? false)` => `true`.",
+        is_some,
+    );
+    r.add(
+        "boolean?",
+        "[x]",
+        1,
+        1,
+        "True for true and false. `(boolean? false)` => `true`.",
+        is_boolean,
+    );
+    r.add(
+        "true?",
+        "[x]",
+        1,
+        1,
+        "True if x is exactly true. `(true? 1)` => `false`.",
+        is_true,
+    );
+    r.add(
+        "false?",
+        "[x]",
+        1,
+        1,
+        "True if x is exactly false. `(false? nil)` => `false`.",
+        is_false,
+    );
+    r.add(
+        "number?",
+        "[x]",
+        1,
+        1,
+        "True for integers and floats. `(number? 1.5)` => `true`.",
+        is_number,
+    );
+    r.add(
+        "int?",
+        "[x]",
+        1,
+        1,
+        "True for integers. `(int? 1)` => `true`.",
+        is_int,
+    );
+    r.alias("integer?", "int?");
+    r.add(
+        "float?",
+        "[x]",
+        1,
+        1,
+        "True for floats. `(float? 1.0)` => `true`.",
+        is_float,
+    );
+    r.alias("double?", "float?");
+    r.add(
+        "string?",
+        "[x]",
+        1,
+        1,
+        "True for strings. `(string? \"a\")` => `true`.",
+        is_string,
+    );
+    r.add(
+        "char?",
+        "[x]",
+        1,
+        1,
+        "True for one-character strings (characters are strings). `(char? \\a)` => `true`.",
+        is_char,
+    );
+    r.add(
+        "keyword?",
+        "[x]",
+        1,
+        1,
+        "True for keywords. `(keyword? :a)` => `true`.",
+        is_keyword,
+    );
+    r.add(
+        "symbol?",
+        "[x]",
+        1,
+        1,
+        "True for (quoted) symbols. `(symbol? 'a)` => `true`.",
+        is_symbol,
+    );
+    r.add(
+        "vector?",
+        "[x]",
+        1,
+        1,
+        "True for vectors. `(vector? [1])` => `true`.",
+        is_vector,
+    );
+    r.add(
+        "list?",
+        "[x]",
+        1,
+        1,
+        "True for lists. `(list? '(1))` => `true`.",
+        is_list,
+    );
+    r.add(
+        "map?",
+        "[x]",
+        1,
+        1,
+        "True for maps. `(map? {})` => `true`.",
+        is_map,
+    );
+    r.add(
+        "set?",
+        "[x]",
+        1,
+        1,
+        "True for sets. `(set? #{1})` => `true`.",
+        is_set,
+    );
+    r.add("coll?", "[x]", 1, 1, "True for vectors and lists only (maps, sets and strings are not, per the specification). `(coll? [1])` => `true`.", is_coll);
+    r.add(
+        "sequential?",
+        "[x]",
+        1,
+        1,
+        "True for vectors and lists. `(sequential? [1])` => `true`.",
+        is_sequential,
+    );
+    r.add(
+        "fn?",
+        "[x]",
+        1,
+        1,
+        "True for functions. `(fn? inc)` => `true`.",
+        is_fn,
+    );
+    r.alias("ifn?", "fn?");
+    r.add(
+        "regex?",
+        "[x]",
+        1,
+        1,
+        "True for regexes. `(regex? #\"a\")` => `true`.",
+        is_regex,
+    );
+    r.add(
+        "not",
+        "[x]",
+        1,
+        1,
+        "True if x is nil or false. `(not nil)` => `true`.",
+        not,
+    );
+    r.add(
+        "zero?",
+        "[x]",
+        1,
+        1,
+        "True if the number is zero. `(zero? 0)` => `true`.",
+        is_zero,
+    );
+    r.add(
+        "pos?",
+        "[x]",
+        1,
+        1,
+        "True if the number is above zero. `(pos? 3)` => `true`.",
+        is_pos,
+    );
+    r.add(
+        "neg?",
+        "[x]",
+        1,
+        1,
+        "True if the number is below zero. `(neg? -3)` => `true`.",
+        is_neg,
+    );
+    r.add(
+        "even?",
+        "[n]",
+        1,
+        1,
+        "True if the integer is even (floats are an error). `(even? 4)` => `true`.",
+        is_even,
+    );
+    r.add(
+        "odd?",
+        "[n]",
+        1,
+        1,
+        "True if the integer is odd. `(odd? 3)` => `true`.",
+        is_odd,
+    );
+}

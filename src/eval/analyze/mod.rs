@@ -1,0 +1,469 @@
+//! Analysis: turns spanned forms into `Expr` trees.
+//!
+//! It resolves every name once (locals to frame slots, closures to capture
+//! lists, builtins to direct calls, everything else to run-time globals),
+//! expands the derived forms (`when`, `cond`, `->`, `if-let`, ...) into core
+//! ones, and checks that `recur` is only used in tail position.
+
+mod destructure;
+mod desugar;
+mod special;
+
+use std::sync::Arc;
+
+use crate::builtins::{self, Registry};
+use crate::error::{Error, ErrorKind, Result, Span};
+use crate::reader::{Form, FormKind};
+use crate::value::{ArcStr, Map, Set, Value};
+
+use super::expr::{
+    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, ToolCall, ToolName,
+};
+
+/// Namespaces whose functions are our builtins under their plain names.
+const CLOJURE_NAMESPACES: &[&str] = &[
+    "clojure.core",
+    "core",
+    "clojure.string",
+    "str",
+    "string",
+    "clojure.set",
+    "set",
+    "clojure.walk",
+    "walk",
+];
+
+/// Analyze a whole program. The result is the body of a zero-argument
+/// arity whose frame holds the program's top-level locals.
+pub(crate) fn analyze_program(forms: &[Form]) -> Result<Arity> {
+    let mut a = Analyzer::new();
+    a.scopes.push(FnScope::default());
+    let body = a.body(forms, true)?;
+    let scope = a.scopes.pop().expect("root scope");
+    Ok(Arity {
+        params: Vec::new(),
+        rest: None,
+        self_slot: None,
+        frame_size: scope.frame_size,
+        body,
+    })
+}
+
+pub(super) struct Analyzer {
+    scopes: Vec<FnScope>,
+    registry: &'static Registry,
+    gensym: u32,
+}
+
+/// The analysis state of one function (or of the program itself).
+#[derive(Default)]
+struct FnScope {
+    /// Visible locals, innermost last.
+    locals: Vec<(ArcStr, u32)>,
+    next_slot: u32,
+    frame_size: u32,
+    captures: Vec<(ArcStr, CaptureFrom)>,
+    /// Number of values `recur` must pass here, when `recur` is allowed.
+    recur_arity: Option<usize>,
+}
+
+enum LocalRef {
+    Local(u32),
+    Capture(u32),
+}
+
+impl Analyzer {
+    fn new() -> Self {
+        Analyzer {
+            scopes: Vec::new(),
+            registry: builtins::registry(),
+            gensym: 0,
+        }
+    }
+
+    fn scope(&mut self) -> &mut FnScope {
+        self.scopes.last_mut().expect("an open scope")
+    }
+
+    /// A fresh symbol no program can write (the reader never produces
+    /// symbols starting with `#`).
+    fn gensym(&mut self, span: Span) -> Form {
+        self.gensym += 1;
+        Form::new(FormKind::Symbol(format!("#g{}", self.gensym)), span)
+    }
+
+    /// Declare a local in the current frame and return its slot.
+    fn declare(&mut self, name: &str) -> u32 {
+        let scope = self.scope();
+        let slot = scope.next_slot;
+        scope.next_slot += 1;
+        scope.frame_size = scope.frame_size.max(scope.next_slot);
+        scope.locals.push((ArcStr::from(name), slot));
+        slot
+    }
+
+    /// Remember how many locals are visible, to drop those declared after.
+    fn mark(&mut self) -> (usize, u32) {
+        let scope = self.scope();
+        (scope.locals.len(), scope.next_slot)
+    }
+
+    fn release(&mut self, mark: (usize, u32)) {
+        let scope = self.scope();
+        scope.locals.truncate(mark.0);
+        scope.next_slot = mark.1;
+    }
+
+    fn lookup(&mut self, name: &str) -> Option<LocalRef> {
+        let depth = self.scopes.len() - 1;
+        self.lookup_in(depth, name)
+    }
+
+    fn lookup_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
+        let scope = &self.scopes[depth];
+        if let Some((_, slot)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
+            return Some(LocalRef::Local(*slot));
+        }
+        if let Some(i) = scope.captures.iter().position(|(n, _)| n == name) {
+            return Some(LocalRef::Capture(i as u32));
+        }
+        if depth == 0 {
+            return None;
+        }
+        let from = match self.lookup_in(depth - 1, name)? {
+            LocalRef::Local(s) => CaptureFrom::Local(s),
+            LocalRef::Capture(i) => CaptureFrom::Capture(i),
+        };
+        let captures = &mut self.scopes[depth].captures;
+        captures.push((ArcStr::from(name), from));
+        Some(LocalRef::Capture(captures.len() as u32 - 1))
+    }
+
+    /// Analyze a sequence of forms as an implicit `do`.
+    fn body(&mut self, forms: &[Form], tail: bool) -> Result<Expr> {
+        match forms {
+            [] => Ok(Expr::nil()),
+            [one] => self.analyze(one, tail),
+            _ => {
+                let mut exprs = Vec::with_capacity(forms.len());
+                for (i, f) in forms.iter().enumerate() {
+                    exprs.push(self.analyze(f, tail && i + 1 == forms.len())?);
+                }
+                Ok(Expr::Do(exprs))
+            }
+        }
+    }
+
+    fn analyze(&mut self, form: &Form, tail: bool) -> Result<Expr> {
+        self.analyze_inner(form, tail)
+            .map_err(|e| e.with_span(form.span))
+    }
+
+    fn analyze_inner(&mut self, form: &Form, tail: bool) -> Result<Expr> {
+        Ok(match &form.kind {
+            FormKind::Nil => Expr::nil(),
+            FormKind::Bool(b) => Expr::Const(Value::Bool(*b)),
+            FormKind::Int(n) => Expr::Const(Value::Int(*n)),
+            FormKind::Float(f) => Expr::Const(Value::Float(*f)),
+            FormKind::Str(s) => Expr::Const(Value::str(s)),
+            FormKind::Keyword(k) => Expr::Const(Value::keyword(k)),
+            FormKind::Symbol(s) => self.symbol(s, form.span)?,
+            FormKind::Vector(items) => {
+                let exprs = self.analyze_all(items)?;
+                constant_or(exprs, Expr::Vector, |vals| Value::vector(vals))
+            }
+            FormKind::Set(items) => {
+                let exprs = self.analyze_all(items)?;
+                constant_or(exprs, Expr::Set, |vals| {
+                    Value::set(vals.into_iter().collect::<Set>())
+                })
+            }
+            FormKind::Map(items) => {
+                let mut pairs = Vec::with_capacity(items.len() / 2);
+                for kv in items.chunks(2) {
+                    pairs.push((self.analyze(&kv[0], false)?, self.analyze(&kv[1], false)?));
+                }
+                if pairs
+                    .iter()
+                    .all(|(k, v)| matches!((k, v), (Expr::Const(_), Expr::Const(_))))
+                {
+                    let map: Map = pairs
+                        .into_iter()
+                        .map(|(k, v)| match (k, v) {
+                            (Expr::Const(k), Expr::Const(v)) => (k, v),
+                            _ => unreachable!("checked above"),
+                        })
+                        .collect();
+                    Expr::Const(Value::map(map))
+                } else {
+                    Expr::Map(pairs)
+                }
+            }
+            FormKind::List(items) => match items.first() {
+                None => Expr::Const(Value::list([])),
+                Some(head) => self.list(head, &items[1..], form, tail)?,
+            },
+            FormKind::AnonFn(items) => {
+                let expanded = desugar::anon_fn(items, form.span)?;
+                self.analyze(&expanded, false)?
+            }
+            FormKind::Regex(src) => Expr::Const(builtins::compile_regex(src)?),
+            FormKind::Quote(inner) => Expr::Const(quote(inner)),
+            FormKind::Var(name) => Expr::Const(Value::Var(ArcStr::from(name.as_str()))),
+        })
+    }
+
+    fn analyze_all(&mut self, forms: &[Form]) -> Result<Vec<Expr>> {
+        forms.iter().map(|f| self.analyze(f, false)).collect()
+    }
+
+    /// Resolve a symbol in value position.
+    fn symbol(&mut self, name: &str, span: Span) -> Result<Expr> {
+        if let Some(local) = self.lookup(name) {
+            return Ok(match local {
+                LocalRef::Local(s) => Expr::Local(s),
+                LocalRef::Capture(i) => Expr::Capture(i),
+            });
+        }
+        if special::is_special(name) {
+            return Err(Error::validation(format!(
+                "`{name}` is a special form and cannot be used as a value"
+            )));
+        }
+        match name {
+            "*1" => return Ok(Expr::History(1)),
+            "*2" => return Ok(Expr::History(2)),
+            "*3" => return Ok(Expr::History(3)),
+            "&" => {
+                return Err(Error::validation(
+                    "`&` is only allowed in parameter and binding vectors",
+                ))
+            }
+            _ => {}
+        }
+        if let Some(b) = self.registry.lookup(name) {
+            return Ok(Expr::Const(Value::Native(&b.native)));
+        }
+        if let Some(v) = self.registry.constant_lookup(name) {
+            return Ok(Expr::Const(v));
+        }
+        if let Some((ns, local)) = split_namespace(name) {
+            return self.namespaced(ns, local, name, span);
+        }
+        Ok(Expr::Global(Box::new(GlobalRef {
+            name: ArcStr::from(name),
+            fallback: true,
+            span,
+        })))
+    }
+
+    fn namespaced(&mut self, ns: &str, local: &str, full: &str, span: Span) -> Result<Expr> {
+        match ns {
+            "data" => Ok(Expr::Data(ArcStr::from(local))),
+            "tool" => Ok(Expr::ToolRef(ArcStr::from(local))),
+            "user" => Ok(Expr::Global(Box::new(GlobalRef {
+                name: ArcStr::from(local),
+                fallback: false,
+                span,
+            }))),
+            _ if CLOJURE_NAMESPACES.contains(&ns) => match self.registry.lookup(local) {
+                Some(b) => Ok(Expr::Const(Value::Native(&b.native))),
+                None => Err(self.registry.not_available(ns, local)),
+            },
+            _ => Err(
+                Error::new(ErrorKind::Undefined, format!("`{full}` is not available"))
+                    .with_hint(self.registry.interop_hint(ns)),
+            ),
+        }
+    }
+
+    fn list(&mut self, head: &Form, args: &[Form], form: &Form, tail: bool) -> Result<Expr> {
+        if let FormKind::Symbol(name) = &head.kind {
+            if self.lookup(name).is_none() {
+                if let Some(expr) = special::analyze(self, name, args, form, tail)? {
+                    return Ok(expr);
+                }
+                if let Some(tool) = name.strip_prefix("tool/") {
+                    let args = self.analyze_all(args)?;
+                    return Ok(Expr::CallTool(Box::new(ToolCall {
+                        name: ToolName::Fixed(ArcStr::from(tool)),
+                        args,
+                        span: form.span,
+                    })));
+                }
+            }
+        }
+        let func = self.analyze(head, false)?;
+        let args = self.analyze_all(args)?;
+        if let Expr::Const(Value::Native(n)) = &func {
+            return Ok(Expr::CallNative(Box::new(NativeCall {
+                id: n.id,
+                args,
+                span: form.span,
+            })));
+        }
+        Ok(Expr::Call(Box::new(Call {
+            func,
+            args,
+            span: form.span,
+        })))
+    }
+
+    /// Analyze `fn` arities (already split into `(params body...)` groups).
+    fn lambda(&mut self, name: Option<&str>, arities: &[(&Form, &[Form])]) -> Result<Lambda> {
+        self.scopes.push(FnScope::default());
+        let result = self.lambda_arities(name, arities);
+        let scope = self.scopes.pop().expect("lambda scope");
+        let arities = result?;
+        let params_text = arities_text(
+            arities
+                .iter()
+                .map(|(p, _)| *p)
+                .collect::<Vec<_>>()
+                .as_slice(),
+        );
+        Ok(Lambda {
+            name: name.map(ArcStr::from),
+            params_text: ArcStr::from(params_text),
+            arities: arities.into_iter().map(|(_, a)| a).collect(),
+            captures: scope.captures.into_iter().map(|(_, c)| c).collect(),
+        })
+    }
+
+    fn lambda_arities<'f>(
+        &mut self,
+        name: Option<&str>,
+        arities: &[(&'f Form, &[Form])],
+    ) -> Result<Vec<(&'f Form, Arity)>> {
+        let mut out = Vec::with_capacity(arities.len());
+        for (params_form, body) in arities {
+            let params = match &params_form.kind {
+                FormKind::Vector(p) => p,
+                _ => {
+                    return Err(Error::validation(
+                        "`fn` parameters must be a vector, like `(fn [x] ...)`",
+                    )
+                    .with_span(params_form.span))
+                }
+            };
+            {
+                let scope = self.scope();
+                scope.locals.clear();
+                scope.next_slot = 0;
+                scope.frame_size = 0;
+            }
+            let self_slot = name.map(|n| self.declare(n));
+            let (fixed, rest) = destructure::split_rest(params, "parameter vector")?;
+            let mut patterns = Vec::with_capacity(fixed.len());
+            for p in fixed {
+                patterns.push(self.pattern(p)?);
+            }
+            let rest = rest.map(|r| self.pattern(r)).transpose()?;
+            let arity_count = patterns.len() + usize::from(rest.is_some());
+            let saved = self.scope().recur_arity.replace(arity_count);
+            let body = self.body(body, true);
+            self.scope().recur_arity = saved;
+            let body = body?;
+            let frame_size = self.scope().frame_size;
+            out.push((
+                *params_form,
+                Arity {
+                    params: patterns,
+                    rest,
+                    self_slot,
+                    frame_size,
+                    body,
+                },
+            ));
+        }
+        let mut seen = Vec::new();
+        for (_, a) in &out {
+            let key = (a.params.len(), a.rest.is_some());
+            if seen.contains(&key) {
+                return Err(Error::validation(
+                    "A function cannot have two arities with the same number of parameters",
+                ));
+            }
+            seen.push(key);
+        }
+        if out.iter().filter(|(_, a)| a.rest.is_some()).count() > 1 {
+            return Err(Error::validation(
+                "A function can have at most one variadic arity",
+            ));
+        }
+        Ok(out)
+    }
+
+    fn lambda_expr(&mut self, lambda: Lambda) -> Expr {
+        Expr::Lambda(Arc::new(lambda))
+    }
+}
+
+/// A collection of constants is itself a constant.
+fn constant_or(
+    exprs: Vec<Expr>,
+    dynamic: impl FnOnce(Vec<Expr>) -> Expr,
+    build: impl FnOnce(Vec<Value>) -> Value,
+) -> Expr {
+    if exprs.iter().all(|e| matches!(e, Expr::Const(_))) {
+        let vals = exprs
+            .into_iter()
+            .map(|e| match e {
+                Expr::Const(v) => v,
+                _ => unreachable!("checked above"),
+            })
+            .collect();
+        Expr::Const(build(vals))
+    } else {
+        dynamic(exprs)
+    }
+}
+
+/// `ns/name` split at the first slash; `/` itself has no namespace.
+fn split_namespace(name: &str) -> Option<(&str, &str)> {
+    if name == "/" {
+        return None;
+    }
+    let (ns, local) = name.split_once('/')?;
+    (!ns.is_empty() && !local.is_empty()).then_some((ns, local))
+}
+
+/// The parameter vectors of a function as source-like text.
+fn arities_text(params: &[&Form]) -> String {
+    let texts: Vec<String> = params.iter().map(|p| form_text(p)).collect();
+    texts.join(" ")
+}
+
+/// Print a form back as source text (for parameter display).
+pub(crate) fn form_text(form: &Form) -> String {
+    crate::value::pr_str(&quote(form))
+}
+
+/// The value of a quoted form.
+pub(crate) fn quote(form: &Form) -> Value {
+    match &form.kind {
+        FormKind::Nil => Value::Nil,
+        FormKind::Bool(b) => Value::Bool(*b),
+        FormKind::Int(n) => Value::Int(*n),
+        FormKind::Float(f) => Value::Float(*f),
+        FormKind::Str(s) => Value::str(s),
+        FormKind::Keyword(k) => Value::keyword(k),
+        FormKind::Symbol(s) => Value::Symbol(ArcStr::from(s.as_str())),
+        FormKind::List(items) => Value::list(items.iter().map(quote)),
+        FormKind::AnonFn(items) => Value::list(
+            std::iter::once(Value::Symbol(ArcStr::from("fn")))
+                .chain(std::iter::once(Value::list(items.iter().map(quote)))),
+        ),
+        FormKind::Vector(items) => Value::vector(items.iter().map(quote)),
+        FormKind::Set(items) => Value::set(items.iter().map(quote).collect()),
+        FormKind::Map(items) => Value::map(
+            items
+                .chunks(2)
+                .map(|kv| (quote(&kv[0]), quote(&kv[1])))
+                .collect(),
+        ),
+        FormKind::Regex(src) => Value::str(src),
+        FormKind::Quote(inner) => Value::list([Value::Symbol(ArcStr::from("quote")), quote(inner)]),
+        FormKind::Var(name) => Value::Var(ArcStr::from(name.as_str())),
+    }
+}

@@ -1,0 +1,182 @@
+//! The analyzed program: forms after name resolution, desugaring and
+//! tail-position checking. Locals are frame slots, not names.
+
+use std::sync::Arc;
+
+use crate::error::Span;
+use crate::value::{ArcStr, Value};
+
+use super::pattern::Pattern;
+
+/// A node of the analyzed program.
+#[derive(Debug)]
+pub(crate) enum Expr {
+    Const(Value),
+    /// A slot of the current call frame.
+    Local(u32),
+    /// A value captured by the current closure.
+    Capture(u32),
+    /// A user definition, resolved at run time (with the `tool/` and
+    /// `data/` fallback for bare names).
+    Global(Box<GlobalRef>),
+    /// `data/name`.
+    Data(ArcStr),
+    /// `tool/name` used as a value.
+    ToolRef(ArcStr),
+    /// `*1`, `*2`, `*3`.
+    History(u8),
+    Vector(Vec<Expr>),
+    Map(Vec<(Expr, Expr)>),
+    Set(Vec<Expr>),
+    If(Box<(Expr, Expr, Expr)>),
+    Do(Vec<Expr>),
+    Let(Box<Let>),
+    Loop(Box<Let>),
+    Recur(Vec<Expr>),
+    Lambda(Arc<Lambda>),
+    Call(Box<Call>),
+    /// A call whose function is a builtin known at analysis time.
+    CallNative(Box<NativeCall>),
+    CallTool(Box<ToolCall>),
+    Def(Box<Def>),
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Case(Box<Case>),
+    Where(Box<WhereExpr>),
+    For(Box<For>),
+    Return(Box<Expr>),
+    Fail(Box<Expr>),
+    /// Raise an execution error (e.g. `condp` with no matching clause).
+    Raise(ArcStr, Span),
+}
+
+#[derive(Debug)]
+pub(crate) struct GlobalRef {
+    pub name: ArcStr,
+    /// False for `user/x`: never fall back to `tool/` or `data/`.
+    pub fallback: bool,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) struct Let {
+    pub bindings: Vec<(Pattern, Expr)>,
+    pub body: Expr,
+}
+
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub func: Expr,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) struct NativeCall {
+    pub id: u16,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) struct ToolCall {
+    /// The tool name, or an expression computing it (the `call` form).
+    pub name: ToolName,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) enum ToolName {
+    Fixed(ArcStr),
+    Computed(Expr),
+}
+
+#[derive(Debug)]
+pub(crate) struct Def {
+    pub name: ArcStr,
+    pub doc: Option<ArcStr>,
+    pub value: Expr,
+    /// `defonce`: keep an existing definition.
+    pub once: bool,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) struct Case {
+    pub subject: Expr,
+    /// Constant test values and the index of their branch.
+    pub table: Vec<(Value, usize)>,
+    pub branches: Vec<Expr>,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) struct WhereExpr {
+    pub path: Expr,
+    pub op: ArcStr,
+    pub operand: Option<Expr>,
+}
+
+/// `for` and `doseq`: nested bindings with `:let`, `:when`, `:while`.
+#[derive(Debug)]
+pub(crate) struct For {
+    pub clauses: Vec<ForClause>,
+    pub body: Expr,
+    /// `doseq` discards the body values and returns nil.
+    pub collect: bool,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) enum ForClause {
+    Bind(Pattern, Expr),
+    Let(Vec<(Pattern, Expr)>),
+    When(Expr),
+    While(Expr),
+}
+
+/// Compiled code of a `fn`: one or more arities and what to capture.
+#[derive(Debug)]
+pub(crate) struct Lambda {
+    pub name: Option<ArcStr>,
+    /// The parameter vectors as written, for display (`[x y]`).
+    pub params_text: ArcStr,
+    pub arities: Vec<Arity>,
+    /// Where each captured value comes from in the creating frame.
+    pub captures: Vec<CaptureFrom>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum CaptureFrom {
+    Local(u32),
+    Capture(u32),
+}
+
+#[derive(Debug)]
+pub(crate) struct Arity {
+    pub params: Vec<Pattern>,
+    pub rest: Option<Pattern>,
+    /// Slot that holds the function itself, for named `fn`s.
+    pub self_slot: Option<u32>,
+    pub frame_size: u32,
+    pub body: Expr,
+}
+
+impl Arity {
+    pub fn accepts(&self, n: usize) -> bool {
+        if self.rest.is_some() {
+            n >= self.params.len()
+        } else {
+            n == self.params.len()
+        }
+    }
+}
+
+/// Helper constructors used by the analyzer.
+impl Expr {
+    pub fn nil() -> Expr {
+        Expr::Const(Value::Nil)
+    }
+}

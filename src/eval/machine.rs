@@ -1,0 +1,898 @@
+//! The evaluator proper: walks analyzed `Expr` trees over a value stack.
+//!
+//! Locals live in frames on one shared stack; closures carry the values
+//! they captured. Every call and loop iteration is a step; the step
+//! counter also drives the time and interrupt checks.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use smallvec::SmallVec;
+
+use crate::builtins::{self, Registry};
+use crate::error::{suggest, Error, ErrorKind, Span};
+use crate::value::{pr_str, ArcStr, Function, FunctionKind, Map, Set, Value};
+
+use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, ToolName};
+use super::host::{Definition, Globals, Host};
+use super::limits::Limits;
+use super::pattern::Pattern;
+use super::ToolCallRecord;
+
+/// Non-local control flow. Private to the evaluator and builtins; never
+/// part of the public error type.
+#[derive(Debug)]
+pub(crate) enum Flow {
+    Error(Box<Error>),
+    Recur(SmallVec<[Value; 4]>),
+    Return(Value),
+    Fail(Value),
+}
+
+impl From<Error> for Flow {
+    fn from(e: Error) -> Self {
+        Flow::Error(Box::new(e))
+    }
+}
+
+pub(crate) type EvalResult<T = Value> = Result<T, Flow>;
+
+/// The compiled code of a closure, stored (type-erased) in `Function`.
+pub(crate) struct ClosureCode {
+    pub lambda: Arc<Lambda>,
+    pub captured: Vec<Value>,
+}
+
+#[derive(Clone, Copy)]
+struct Frame<'a> {
+    base: usize,
+    captures: &'a [Value],
+}
+
+/// The state of one program run.
+pub struct Interp<'h> {
+    pub(crate) host: &'h dyn Host,
+    pub(crate) globals: Globals,
+    pub(crate) limits: Limits,
+    pub(crate) registry: &'static Registry,
+    stack: Vec<Value>,
+    steps: u64,
+    started: Instant,
+    depth: usize,
+    pub(crate) prints: Vec<String>,
+    output_chars: usize,
+    pub(crate) tool_calls: Vec<ToolCallRecord>,
+    /// The most recent return value of each user-defined function called.
+    pub(crate) returns: HashMap<ArcStr, Value>,
+    history: [Value; 3],
+    interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl<'h> Interp<'h> {
+    pub(crate) fn new(
+        host: &'h dyn Host,
+        globals: Globals,
+        limits: Limits,
+        history: [Value; 3],
+        interrupt: Option<Arc<AtomicBool>>,
+    ) -> Self {
+        Interp {
+            host,
+            globals,
+            limits,
+            registry: builtins::registry(),
+            stack: Vec::with_capacity(256),
+            steps: 0,
+            started: Instant::now(),
+            depth: 0,
+            prints: Vec::new(),
+            output_chars: 0,
+            tool_calls: Vec::new(),
+            returns: HashMap::new(),
+            history,
+            interrupt,
+        }
+    }
+
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// Run the program's root arity.
+    pub(crate) fn run_root(&mut self, root: &Arity) -> EvalResult {
+        let base = self.stack.len();
+        self.stack
+            .resize(base + root.frame_size as usize, Value::Nil);
+        let frame = Frame {
+            base,
+            captures: &[],
+        };
+        let result = self.eval(&root.body, frame);
+        self.stack.truncate(base);
+        result
+    }
+
+    /// Count one step and, every so often, check time and interrupts.
+    #[inline]
+    pub(crate) fn tick(&mut self) -> EvalResult<()> {
+        self.steps += 1;
+        if self.steps & 1023 == 0 || self.steps > self.limits.max_steps {
+            self.check_limits()?;
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn check_limits(&self) -> EvalResult<()> {
+        if self.steps > self.limits.max_steps {
+            return Err(Error::new(
+                ErrorKind::StepLimit,
+                format!(
+                    "Evaluation exceeded {} steps (function calls and loop iterations)",
+                    self.limits.max_steps
+                ),
+            )
+            .with_hint("look for a loop that never ends, or process less data per program")
+            .into());
+        }
+        self.check_time()
+    }
+
+    pub(crate) fn check_time(&self) -> EvalResult<()> {
+        if self.started.elapsed() > self.limits.timeout {
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!(
+                    "Program exceeded the time limit of {} ms",
+                    self.limits.timeout.as_millis()
+                ),
+            )
+            .into());
+        }
+        if let Some(flag) = &self.interrupt {
+            if flag.load(Ordering::Relaxed) {
+                return Err(Error::new(ErrorKind::Interrupted, "Evaluation interrupted").into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Fail if a collection or string of `len` items is over the limit.
+    #[inline]
+    pub(crate) fn check_size(&self, len: usize) -> EvalResult<()> {
+        if len > self.limits.max_collection {
+            return Err(Error::new(
+                ErrorKind::MemoryLimit,
+                format!(
+                    "A collection grew to {len} items, over the limit of {}",
+                    self.limits.max_collection
+                ),
+            )
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Record one `println` call (TRN-008): truncated per call, counted
+    /// against the output limit.
+    pub(crate) fn print_line(&mut self, mut line: String) -> EvalResult<()> {
+        let chars = line.chars().count();
+        self.output_chars += chars.min(self.limits.println_truncate);
+        if self.output_chars > self.limits.max_output {
+            return Err(Error::new(
+                ErrorKind::OutputLimit,
+                format!(
+                    "Printed output exceeded {} characters",
+                    self.limits.max_output
+                ),
+            )
+            .with_hint("print summaries such as counts or the first few items")
+            .into());
+        }
+        if chars > self.limits.println_truncate {
+            line = line.chars().take(self.limits.println_truncate).collect();
+            line.push_str("...");
+        }
+        self.prints.push(line);
+        Ok(())
+    }
+
+    fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        match expr {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
+            Expr::Capture(i) => Ok(f.captures[*i as usize].clone()),
+            Expr::Global(g) => self
+                .global(&g.name, g.fallback)
+                .map_err(|e| e.with_span(g.span).into()),
+            Expr::Data(name) => self.data(name),
+            Expr::ToolRef(name) => self.tool_ref(name),
+            Expr::History(n) => Ok(self.history[*n as usize - 1].clone()),
+            Expr::Vector(items) => {
+                let mut out = crate::value::Vector::new();
+                for item in items {
+                    out.push_back(self.eval(item, f)?);
+                }
+                Ok(Value::from_vector(out))
+            }
+            Expr::Set(items) => {
+                let mut out = Set::new();
+                for item in items {
+                    out.insert(self.eval(item, f)?);
+                }
+                Ok(Value::set(out))
+            }
+            Expr::Map(pairs) => {
+                let mut out = Map::new();
+                for (k, v) in pairs {
+                    let k = self.eval(k, f)?;
+                    let v = self.eval(v, f)?;
+                    out.insert(k, v);
+                }
+                Ok(Value::map(out))
+            }
+            Expr::If(parts) => {
+                let (test, then, otherwise) = &**parts;
+                if self.eval(test, f)?.truthy() {
+                    self.eval(then, f)
+                } else {
+                    self.eval(otherwise, f)
+                }
+            }
+            Expr::Do(exprs) => {
+                let (last, init) = exprs.split_last().expect("do has forms");
+                for e in init {
+                    self.eval(e, f)?;
+                }
+                self.eval(last, f)
+            }
+            Expr::Let(node) => {
+                for (pattern, init) in &node.bindings {
+                    let v = self.eval(init, f)?;
+                    self.bind(pattern, v, f)?;
+                }
+                self.eval(&node.body, f)
+            }
+            Expr::Loop(node) => {
+                for (pattern, init) in &node.bindings {
+                    let v = self.eval(init, f)?;
+                    self.bind(pattern, v, f)?;
+                }
+                loop {
+                    match self.eval(&node.body, f) {
+                        Err(Flow::Recur(values)) => {
+                            self.tick()?;
+                            for ((pattern, _), v) in node.bindings.iter().zip(values) {
+                                self.bind(pattern, v, f)?;
+                            }
+                        }
+                        other => return other,
+                    }
+                }
+            }
+            Expr::Recur(args) => {
+                let mut values = SmallVec::with_capacity(args.len());
+                for a in args {
+                    values.push(self.eval(a, f)?);
+                }
+                Err(Flow::Recur(values))
+            }
+            Expr::Lambda(lambda) => Ok(self.make_closure(lambda, f)),
+            Expr::CallNative(call) => {
+                let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
+                for a in &call.args {
+                    args.push(self.eval(a, f)?);
+                }
+                self.call_native(call.id, &args)
+                    .map_err(|e| with_span(e, call.span))
+            }
+            Expr::Call(call) => {
+                let func = self.eval(&call.func, f)?;
+                let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
+                for a in &call.args {
+                    args.push(self.eval(a, f)?);
+                }
+                self.call(&func, &args).map_err(|e| with_span(e, call.span))
+            }
+            Expr::CallTool(call) => {
+                let name = match &call.name {
+                    ToolName::Fixed(n) => n.clone(),
+                    ToolName::Computed(e) => match self.eval(e, f)? {
+                        Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => s,
+                        other => {
+                            return Err(with_span(
+                                Error::type_error(format!(
+                                    "`call` expects a tool name string, got {}",
+                                    other.describe()
+                                ))
+                                .into(),
+                                call.span,
+                            ))
+                        }
+                    },
+                };
+                let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
+                for a in &call.args {
+                    args.push(self.eval(a, f)?);
+                }
+                self.call_tool(&name, &args)
+                    .map_err(|e| with_span(e, call.span))
+            }
+            Expr::Def(def) => {
+                if self.registry.lookup(&def.name).is_some() {
+                    return Err(Error::validation(format!(
+                        "Cannot redefine the builtin `{}`; choose another name",
+                        def.name
+                    ))
+                    .with_span(def.span)
+                    .into());
+                }
+                if def.once && self.globals.get(&def.name).is_some() {
+                    return Ok(Value::Var(def.name.clone()));
+                }
+                let value = self.eval(&def.value, f)?;
+                self.globals.define(
+                    def.name.clone(),
+                    Definition {
+                        value,
+                        doc: def.doc.clone(),
+                    },
+                );
+                Ok(Value::Var(def.name.clone()))
+            }
+            Expr::And(exprs) => {
+                let mut last = Value::Bool(true);
+                for e in exprs {
+                    last = self.eval(e, f)?;
+                    if !last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Expr::Or(exprs) => {
+                let mut last = Value::Nil;
+                for e in exprs {
+                    last = self.eval(e, f)?;
+                    if last.truthy() {
+                        return Ok(last);
+                    }
+                }
+                Ok(last)
+            }
+            Expr::Case(node) => {
+                let subject = self.eval(&node.subject, f)?;
+                match node.table.iter().find(|(v, _)| *v == subject) {
+                    Some((_, i)) => self.eval(&node.branches[*i], f),
+                    None => match &node.default {
+                        Some(d) => self.eval(d, f),
+                        None => Err(Error::execution(format!(
+                            "No `case` clause matches {}",
+                            pr_str(&subject)
+                        ))
+                        .with_span(node.span)
+                        .into()),
+                    },
+                }
+            }
+            Expr::Where(node) => {
+                let path = match self.eval(&node.path, f)? {
+                    Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
+                    single => vec![single],
+                };
+                let operand = match &node.operand {
+                    Some(e) => self.eval(e, f)?,
+                    None => Value::Nil,
+                };
+                Ok(Value::Fn(Arc::new(Function::new(FunctionKind::Where {
+                    path,
+                    op: node.op.clone(),
+                    operand,
+                }))))
+            }
+            Expr::For(node) => {
+                let mut out = Vec::new();
+                self.run_for(node, 0, f, &mut out)
+                    .map_err(|e| with_span(e, node.span))?;
+                Ok(if node.collect {
+                    Value::vector(out)
+                } else {
+                    Value::Nil
+                })
+            }
+            Expr::Return(e) => Err(Flow::Return(self.eval(e, f)?)),
+            Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
+            Expr::Raise(msg, span) => Err(Error::execution(msg.as_str()).with_span(*span).into()),
+        }
+    }
+
+    /// `for`/`doseq` clause `i` onwards. Returns false when a `:while`
+    /// ended the innermost binding's iteration.
+    fn run_for(
+        &mut self,
+        node: &super::expr::For,
+        i: usize,
+        f: Frame<'_>,
+        out: &mut Vec<Value>,
+    ) -> EvalResult<bool> {
+        let Some(clause) = node.clauses.get(i) else {
+            let v = self.eval(&node.body, f)?;
+            if node.collect {
+                self.check_size(out.len() + 1)?;
+                out.push(v);
+            }
+            return Ok(true);
+        };
+        match clause {
+            ForClause::Bind(pattern, coll) => {
+                let coll = self.eval(coll, f)?;
+                let items = builtins::seq_items(&coll, "for")?;
+                for item in items {
+                    self.tick()?;
+                    self.bind(pattern, item, f)?;
+                    if !self.run_for(node, i + 1, f, out)? {
+                        break;
+                    }
+                }
+                Ok(true)
+            }
+            ForClause::Let(bindings) => {
+                for (pattern, init) in bindings {
+                    let v = self.eval(init, f)?;
+                    self.bind(pattern, v, f)?;
+                }
+                self.run_for(node, i + 1, f, out)
+            }
+            ForClause::When(test) => {
+                if self.eval(test, f)?.truthy() {
+                    self.run_for(node, i + 1, f, out)
+                } else {
+                    Ok(true)
+                }
+            }
+            ForClause::While(test) => {
+                if self.eval(test, f)?.truthy() {
+                    self.run_for(node, i + 1, f, out)
+                } else {
+                    Ok(false)
+                }
+            }
+        }
+    }
+
+    fn make_closure(&self, lambda: &Arc<Lambda>, f: Frame<'_>) -> Value {
+        let captured = lambda
+            .captures
+            .iter()
+            .map(|c| match c {
+                CaptureFrom::Local(s) => self.stack[f.base + *s as usize].clone(),
+                CaptureFrom::Capture(i) => f.captures[*i as usize].clone(),
+            })
+            .collect();
+        Value::Fn(Arc::new(Function {
+            name: lambda.name.clone(),
+            kind: FunctionKind::Closure {
+                params: lambda.params_text.clone(),
+                code: Box::new(ClosureCode {
+                    lambda: lambda.clone(),
+                    captured,
+                }),
+            },
+        }))
+    }
+
+    /// Destructure `value` into the slots of `pattern`.
+    fn bind(&mut self, pattern: &Pattern, value: Value, f: Frame<'_>) -> EvalResult<()> {
+        match pattern {
+            Pattern::Bind(slot) => {
+                self.stack[f.base + *slot as usize] = value;
+            }
+            Pattern::Seq { items, rest, all } => {
+                let seq = builtins::seq_items(&value, "destructuring")?;
+                for (i, p) in items.iter().enumerate() {
+                    self.bind(p, seq.get(i).cloned().unwrap_or(Value::Nil), f)?;
+                }
+                if let Some(rest) = rest {
+                    let remaining = if seq.len() > items.len() {
+                        Value::vector(seq[items.len()..].iter().cloned())
+                    } else {
+                        Value::Nil
+                    };
+                    self.bind(rest, remaining, f)?;
+                }
+                if let Some(slot) = all {
+                    self.stack[f.base + *slot as usize] = value;
+                }
+            }
+            Pattern::Map { entries, all } => {
+                let map = match &value {
+                    Value::Map(m) => Some(m.clone()),
+                    Value::Nil => None,
+                    other => {
+                        return Err(Error::type_error(format!(
+                            "Cannot destructure {} with a map pattern; expected a map",
+                            other.describe()
+                        ))
+                        .into())
+                    }
+                };
+                for entry in entries {
+                    let found = map
+                        .as_ref()
+                        .and_then(|m| m.get_flexible(&entry.key))
+                        .cloned();
+                    let v = match (found, &entry.default) {
+                        (Some(v), _) => v,
+                        (None, Some(d)) => self.eval(d, f)?,
+                        (None, None) => Value::Nil,
+                    };
+                    self.bind(&entry.pattern, v, f)?;
+                }
+                if let Some(slot) = all {
+                    self.stack[f.base + *slot as usize] = value;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Call any callable value.
+    pub(crate) fn call(&mut self, func: &Value, args: &[Value]) -> EvalResult {
+        match func {
+            Value::Native(n) => self.call_native(n.id, args),
+            Value::Fn(function) => self.call_function(function, args),
+            Value::Keyword(_) => match args {
+                [m] => Ok(builtins::get(m, func, Value::Nil)),
+                [m, default] => Ok(builtins::get(m, func, default.clone())),
+                _ => Err(arity_error(&pr_str(func), args.len(), "1 or 2").into()),
+            },
+            Value::Map(m) => match args {
+                [k] => Ok(m.get(k).cloned().unwrap_or(Value::Nil)),
+                [k, default] => Ok(m.get(k).cloned().unwrap_or_else(|| default.clone())),
+                _ => Err(arity_error("a map", args.len(), "1 or 2").into()),
+            },
+            Value::Set(s) => match args {
+                [x] => Ok(s.get(x).cloned().unwrap_or(Value::Nil)),
+                _ => Err(arity_error("a set", args.len(), "1").into()),
+            },
+            Value::Vector(items) => match args {
+                [Value::Int(i)] => Ok(usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| items.get(i).cloned())
+                    .unwrap_or(Value::Nil)),
+                _ => Err(Error::type_error(
+                    "A vector called as a function takes one integer index",
+                )
+                .into()),
+            },
+            Value::Var(name) => {
+                let target = self.global(name, false)?;
+                self.call(&target, args)
+            }
+            other => Err(Error::type_error(format!(
+                "{} is not a function",
+                capitalize(&other.describe())
+            ))
+            .into()),
+        }
+    }
+
+    pub(crate) fn call_native(&mut self, id: u16, args: &[Value]) -> EvalResult {
+        let b = self.registry.get(id);
+        if args.len() < b.min_args || b.max_args.is_some_and(|m| args.len() > m) {
+            return Err(Error::arity(format!(
+                "`{}` expects {} argument{}, got {}",
+                b.name,
+                b.arity_text(),
+                if b.min_args == 1 && b.max_args == Some(1) {
+                    ""
+                } else {
+                    "s"
+                },
+                args.len()
+            ))
+            .into());
+        }
+        (b.func)(self, args)
+    }
+
+    fn call_function(&mut self, function: &Arc<Function>, args: &[Value]) -> EvalResult {
+        match &function.kind {
+            FunctionKind::Closure { code, .. } => {
+                let code = code
+                    .downcast_ref::<ClosureCode>()
+                    .expect("closures hold ClosureCode");
+                self.call_closure(function, code, args)
+            }
+            FunctionKind::Tool(name) => self.call_tool(name, args),
+            _ => builtins::call_combinator(self, function, args),
+        }
+    }
+
+    fn call_closure(
+        &mut self,
+        function: &Arc<Function>,
+        code: &ClosureCode,
+        args: &[Value],
+    ) -> EvalResult {
+        let lambda = &code.lambda;
+        let Some(arity) = lambda.arities.iter().find(|a| a.accepts(args.len())) else {
+            let name = lambda.name.as_deref().unwrap_or("fn");
+            let expected: Vec<String> = lambda
+                .arities
+                .iter()
+                .map(|a| {
+                    if a.rest.is_some() {
+                        format!("{}+", a.params.len())
+                    } else {
+                        a.params.len().to_string()
+                    }
+                })
+                .collect();
+            return Err(
+                arity_error(&format!("`{name}`"), args.len(), &expected.join(" or ")).into(),
+            );
+        };
+        self.tick()?;
+        if self.depth >= self.limits.max_depth {
+            return Err(Error::new(
+                ErrorKind::DepthLimit,
+                format!(
+                    "Recursion deeper than {} nested calls",
+                    self.limits.max_depth
+                ),
+            )
+            .with_hint("use `loop`/`recur` or `reduce` instead of deep recursion")
+            .into());
+        }
+        self.depth += 1;
+        let base = self.stack.len();
+        self.stack
+            .resize(base + arity.frame_size as usize, Value::Nil);
+        let frame = Frame {
+            base,
+            captures: &code.captured,
+        };
+        let result = stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, || {
+            self.run_arity(function, arity, args, frame)
+        });
+        self.stack.truncate(base);
+        self.depth -= 1;
+        if let (Ok(v), Some(name)) = (&result, &function.name) {
+            let is_global = self
+                .globals
+                .get(name)
+                .is_some_and(|d| matches!(&d.value, Value::Fn(g) if Arc::ptr_eq(g, function)));
+            if is_global {
+                self.returns.insert(name.clone(), v.clone());
+            }
+        }
+        result
+    }
+
+    fn run_arity(
+        &mut self,
+        function: &Arc<Function>,
+        arity: &Arity,
+        args: &[Value],
+        f: Frame<'_>,
+    ) -> EvalResult {
+        if let Some(slot) = arity.self_slot {
+            self.stack[f.base + slot as usize] = Value::Fn(function.clone());
+        }
+        self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
+        loop {
+            match self.eval(&arity.body, f) {
+                Err(Flow::Recur(values)) => {
+                    self.tick()?;
+                    // `recur` passes the rest parameter as one value.
+                    let n = values.len();
+                    self.bind_recur(arity, values, n, f)?;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn bind_params(
+        &mut self,
+        arity: &Arity,
+        mut args: impl Iterator<Item = Value>,
+        n: usize,
+        f: Frame<'_>,
+    ) -> EvalResult<()> {
+        for p in &arity.params {
+            let v = args.next().unwrap_or(Value::Nil);
+            self.bind(p, v, f)?;
+        }
+        if let Some(rest) = &arity.rest {
+            let remaining: Vec<Value> = args.collect();
+            let v = if n > arity.params.len() && !remaining.is_empty() {
+                Value::vector(remaining)
+            } else {
+                Value::Nil
+            };
+            self.bind(rest, v, f)?;
+        }
+        Ok(())
+    }
+
+    fn bind_recur(
+        &mut self,
+        arity: &Arity,
+        values: SmallVec<[Value; 4]>,
+        _n: usize,
+        f: Frame<'_>,
+    ) -> EvalResult<()> {
+        let mut values = values.into_iter();
+        for p in &arity.params {
+            let v = values.next().unwrap_or(Value::Nil);
+            self.bind(p, v, f)?;
+        }
+        if let Some(rest) = &arity.rest {
+            let v = values.next().unwrap_or(Value::Nil);
+            self.bind(rest, v, f)?;
+        }
+        Ok(())
+    }
+
+    /// Resolve a user definition, with the `tool/` and `data/` fallback
+    /// for bare names (NS-004..007).
+    pub(crate) fn global(&self, name: &str, fallback: bool) -> Result<Value, Error> {
+        if let Some(def) = self.globals.get(name) {
+            return Ok(def.value.clone());
+        }
+        if fallback {
+            let tool = self.host.has_tool(name);
+            let data = self.host.data(name);
+            match (tool, data) {
+                (true, Some(_)) => {
+                    return Err(Error::new(
+                        ErrorKind::AmbiguousReference,
+                        format!("`{name}` is both `tool/{name}` and `data/{name}`"),
+                    )
+                    .with_hint(format!("write `tool/{name}` or `data/{name}`")))
+                }
+                (true, None) => return Ok(tool_value(name)),
+                (false, Some(v)) => return Ok(v),
+                (false, None) => {}
+            }
+        }
+        Err(self.undefined(name, fallback))
+    }
+
+    fn undefined(&self, name: &str, fallback: bool) -> Error {
+        let mut candidates: Vec<String> = self.globals.names().map(String::from).collect();
+        candidates.extend(self.registry.names().map(String::from));
+        if fallback {
+            candidates.extend(self.host.data_names());
+            candidates.extend(self.host.tool_names());
+        }
+        let near = suggest(name, candidates.iter().map(|s| s.as_str()));
+        let mut err = Error::new(
+            ErrorKind::Undefined,
+            if fallback {
+                format!("Undefined symbol `{name}`")
+            } else {
+                format!("`user/{name}` is not defined")
+            },
+        );
+        if !near.is_empty() {
+            let list: Vec<String> = near.iter().map(|n| format!("`{n}`")).collect();
+            err = err.with_hint(format!("did you mean {}?", list.join(", ")));
+        }
+        err
+    }
+
+    fn data(&self, name: &str) -> EvalResult {
+        self.host.data(name).ok_or_else(|| {
+            let names = self.host.data_names();
+            let mut err = Error::new(
+                ErrorKind::Undefined,
+                format!("`data/{name}` is not defined"),
+            );
+            let near = suggest(name, names.iter().map(|s| s.as_str()));
+            if let Some(n) = near.first() {
+                err = err.with_hint(format!("did you mean `data/{n}`?"));
+            } else if !names.is_empty() {
+                let list: Vec<String> = names.iter().map(|n| format!("data/{n}")).collect();
+                err = err.with_hint(format!("available: {}", list.join(", ")));
+            }
+            err.into()
+        })
+    }
+
+    fn tool_ref(&self, name: &str) -> EvalResult {
+        if self.host.has_tool(name) {
+            Ok(tool_value(name))
+        } else {
+            Err(self.unknown_tool(name).into())
+        }
+    }
+
+    fn unknown_tool(&self, name: &str) -> Error {
+        let names = self.host.tool_names();
+        let mut err = Error::new(ErrorKind::Undefined, format!("Unknown tool `tool/{name}`"));
+        let near = suggest(name, names.iter().map(|s| s.as_str()));
+        if let Some(n) = near.first() {
+            err = err.with_hint(format!("did you mean `tool/{n}`?"));
+        } else if names.is_empty() {
+            err = err.with_hint("no tools are available");
+        } else {
+            let list: Vec<String> = names.iter().map(|n| format!("tool/{n}")).collect();
+            err = err.with_hint(format!("available: {}", list.join(", ")));
+        }
+        err
+    }
+
+    /// Call a host tool, recording the call (TC-006).
+    pub(crate) fn call_tool(&mut self, name: &str, args: &[Value]) -> EvalResult {
+        if !self.host.has_tool(name) {
+            return Err(self.unknown_tool(name).into());
+        }
+        if self.tool_calls.len() >= self.limits.max_tool_calls {
+            return Err(Error::new(
+                ErrorKind::ToolCallLimit,
+                format!(
+                    "Program made more than {} tool calls",
+                    self.limits.max_tool_calls
+                ),
+            )
+            .with_hint("batch requests or filter data before calling tools")
+            .into());
+        }
+        self.check_time()?;
+        let started = Instant::now();
+        let result = self.host.call_tool(name, args);
+        let duration = started.elapsed();
+        self.tool_calls.push(ToolCallRecord {
+            name: name.to_string(),
+            args: args.to_vec(),
+            result: result.as_ref().ok().cloned(),
+            error: result.as_ref().err().map(|e| e.message().to_string()),
+            duration,
+        });
+        self.check_time()?;
+        result.map_err(|e| {
+            if e.kind() == ErrorKind::Tool {
+                e.into()
+            } else {
+                Error::new(
+                    ErrorKind::Tool,
+                    format!("Tool `{name}` failed: {}", e.message()),
+                )
+                .into()
+            }
+        })
+    }
+}
+
+fn tool_value(name: &str) -> Value {
+    Value::Fn(Arc::new(Function::new(FunctionKind::Tool(ArcStr::from(
+        name,
+    )))))
+}
+
+fn with_span(flow: Flow, span: Span) -> Flow {
+    match flow {
+        Flow::Error(e) => Flow::Error(Box::new(e.with_span(span))),
+        other => other,
+    }
+}
+
+pub(crate) fn arity_error(what: &str, got: usize, expected: &str) -> Error {
+    Error::arity(format!(
+        "{what} expects {expected} argument{}, got {got}",
+        if expected == "1" { "" } else { "s" }
+    ))
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

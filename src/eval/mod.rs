@@ -1,0 +1,173 @@
+//! Evaluation: analysis of forms, special forms, closures, loop/recur and
+//! the resource limits.
+//!
+//! The evaluator does no I/O: data and tools come from a [`Host`], and
+//! everything a program printed or called is returned in a [`RunOutput`].
+
+mod analyze;
+mod expr;
+mod host;
+mod limits;
+mod machine;
+mod pattern;
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::reader;
+use crate::value::{pr_str, ArcStr, Value};
+
+pub use host::{DataHost, Definition, Globals, Host, NoHost};
+pub use limits::Limits;
+pub(crate) use machine::{arity_error, EvalResult, Flow, Interp};
+
+/// A program read and analyzed, ready to run any number of times.
+#[derive(Debug, Clone)]
+pub struct Program {
+    root: Arc<expr::Arity>,
+}
+
+impl Program {
+    /// Read and analyze source text.
+    pub fn compile(source: &str) -> Result<Program> {
+        let forms = reader::read_program(source)?;
+        Self::from_forms(&forms)
+    }
+
+    /// Analyze forms that were already read.
+    pub fn from_forms(forms: &[reader::Form]) -> Result<Program> {
+        let root = analyze::analyze_program(forms)?;
+        Ok(Program {
+            root: Arc::new(root),
+        })
+    }
+}
+
+/// How a program that did not fail with an error ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// The value of the last expression.
+    Value(Value),
+    /// `(return v)` was called.
+    Return(Value),
+    /// `(fail v)` was called.
+    Fail(Value),
+}
+
+impl Outcome {
+    /// The value carried, whatever the ending.
+    pub fn value(&self) -> &Value {
+        match self {
+            Outcome::Value(v) | Outcome::Return(v) | Outcome::Fail(v) => v,
+        }
+    }
+}
+
+/// One tool call made by a program (TC-006).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCallRecord {
+    pub name: String,
+    /// The arguments as written in the call.
+    pub args: Vec<Value>,
+    pub result: Option<Value>,
+    pub error: Option<String>,
+    pub duration: Duration,
+}
+
+/// Everything one program run produced.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub result: Result<Outcome>,
+    /// The user namespace after the run. On error it is the namespace the
+    /// run started with: a failed program changes nothing.
+    pub globals: Globals,
+    /// One entry per `println` call, each truncated to the per-call limit.
+    pub prints: Vec<String>,
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The most recent return value of each user function called.
+    pub returns: Vec<(ArcStr, Value)>,
+    /// Evaluation steps used.
+    pub steps: u64,
+}
+
+/// Options of one run beyond the program itself.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    pub limits: Limits,
+    /// `*1`, `*2`, `*3`.
+    pub history: [Value; 3],
+    /// Set to true from another thread to stop the run.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// Run a compiled program against a host and a user namespace.
+pub fn run(
+    program: &Program,
+    host: &dyn Host,
+    globals: &Globals,
+    options: RunOptions,
+) -> RunOutput {
+    let mut interp = Interp::new(
+        host,
+        globals.clone(),
+        options.limits,
+        options.history,
+        options.interrupt,
+    );
+    let result = match interp.run_root(&program.root) {
+        Ok(v) => Ok(Outcome::Value(v)),
+        Err(Flow::Return(v)) => Ok(Outcome::Return(v)),
+        Err(Flow::Fail(v)) => Ok(Outcome::Fail(v)),
+        Err(Flow::Error(e)) => Err(*e),
+        Err(Flow::Recur(_)) => Err(Error::validation("`recur` escaped its loop")),
+    };
+    let steps = interp.steps();
+    let mut returns: Vec<(ArcStr, Value)> = interp.returns.into_iter().collect();
+    returns.sort_by(|a, b| a.0.cmp(&b.0));
+    RunOutput {
+        globals: if result.is_ok() {
+            interp.globals
+        } else {
+            globals.clone()
+        },
+        result,
+        prints: interp.prints,
+        tool_calls: interp.tool_calls,
+        returns,
+        steps,
+    }
+}
+
+/// Evaluate source text with no data, no tools and default limits; a
+/// `(fail v)` becomes an error of kind [`ErrorKind::Failed`].
+///
+/// ```
+/// let v = ptc_lisp::eval::eval_str("(->> [1 2 3 4] (filter even?) (map inc))").unwrap();
+/// assert_eq!(ptc_lisp::value::pr_str(&v), "[3 5]");
+/// ```
+pub fn eval_str(source: &str) -> Result<Value> {
+    let program = Program::compile(source)?;
+    let out = run(
+        &program,
+        &NoHost,
+        &Globals::default(),
+        RunOptions::default(),
+    );
+    finish(out.result)
+}
+
+/// Turn an outcome into a plain value, making `fail` an error.
+pub fn finish(result: Result<Outcome>) -> Result<Value> {
+    match result? {
+        Outcome::Value(v) | Outcome::Return(v) => Ok(v),
+        Outcome::Fail(v) => Err(Error::new(
+            ErrorKind::Failed,
+            match &v {
+                Value::Str(s) => s.to_string(),
+                other => pr_str(other),
+            },
+        )),
+    }
+}

@@ -1,0 +1,29 @@
+//! Destructuring patterns, as analyzed from binding forms.
+
+use crate::value::Value;
+
+use super::expr::Expr;
+
+#[derive(Debug)]
+pub(crate) enum Pattern {
+    /// Bind the whole value to a slot.
+    Bind(u32),
+    /// `[a b & rest :as all]`.
+    Seq {
+        items: Vec<Pattern>,
+        rest: Option<Box<Pattern>>,
+        all: Option<u32>,
+    },
+    /// `{:keys [a] :strs [b] x :x :or {a 1} :as m}`.
+    Map {
+        entries: Vec<MapEntry>,
+        all: Option<u32>,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) struct MapEntry {
+    pub pattern: Pattern,
+    pub key: Value,
+    pub default: Option<Expr>,
+}

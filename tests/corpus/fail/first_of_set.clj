@@ -1,0 +1,2 @@
+;; error: unordered
+(first #{1 2 3})

@@ -1,0 +1,3 @@
+;; error: `recur` must be in tail position
+(loop [i 0]
+  (inc (recur (inc i))))

@@ -1,0 +1,2 @@
+;; error: Cannot redefine the builtin `count`
+(def count 3)

@@ -1,0 +1,2 @@
+;; error: `>` expected a number, got nil
+(> 5 nil)

@@ -1,0 +1,3 @@
+;; error: parse-error
+(defn f [x]
+  (+ x 1)

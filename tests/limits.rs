@@ -1,0 +1,154 @@
+//! Each resource limit ends the program with its own error kind.
+
+use std::time::Duration;
+
+use ptc_lisp::error::ErrorKind;
+use ptc_lisp::eval::Limits;
+
+use crate::util::eval_with;
+
+fn kind_of(src: &str, limits: Limits) -> ErrorKind {
+    match eval_with(src, "{}", limits) {
+        Ok(v) => panic!(
+            "`{src}` should hit a limit, gave {}",
+            crate::util::printed(&v)
+        ),
+        Err(e) => e.kind(),
+    }
+}
+
+#[test]
+fn timeout_stops_an_endless_loop() {
+    let limits = Limits {
+        timeout: Duration::from_millis(50),
+        max_steps: u64::MAX,
+        ..Limits::default()
+    };
+    assert_eq!(kind_of("(loop [] (recur))", limits), ErrorKind::Timeout);
+}
+
+#[test]
+fn step_budget_stops_long_work() {
+    let limits = Limits {
+        max_steps: 1_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        kind_of(
+            "(loop [i 0] (if (< i 5000) (recur (inc i)) i))",
+            limits.clone()
+        ),
+        ErrorKind::StepLimit
+    );
+    assert!(eval_with(
+        "(loop [i 0] (if (< i 500) (recur (inc i)) i))",
+        "{}",
+        limits
+    )
+    .is_ok());
+}
+
+#[test]
+fn default_steps_allow_a_million_iterations() {
+    let v = eval_with(
+        "(loop [i 0 acc 0] (if (< i 1000000) (recur (inc i) (+ acc i)) acc))",
+        "{}",
+        Limits {
+            timeout: Duration::from_secs(60),
+            ..Limits::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(crate::util::printed(&v), "499999500000");
+}
+
+#[test]
+fn deep_recursion_is_a_clean_error() {
+    let src = "(defn down [n] (if (zero? n) 0 (inc (down (dec n))))) (down 100000)";
+    assert_eq!(kind_of(src, Limits::default()), ErrorKind::DepthLimit);
+    assert!(eval_with(
+        "(defn down [n] (if (zero? n) 0 (inc (down (dec n))))) (down 900)",
+        "{}",
+        Limits::default()
+    )
+    .is_ok());
+}
+
+#[test]
+fn deep_recursion_is_safe_on_a_small_thread_stack() {
+    let handle = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let limits = Limits {
+                max_depth: 5_000,
+                ..Limits::default()
+            };
+            let src = "(defn down [n] (if (zero? n) 0 (inc (down (dec n))))) (down 4000)";
+            let ok = eval_with(src, "{}", limits.clone()).map(|v| crate::util::printed(&v));
+            let deep = "(defn down [n] (if (zero? n) 0 (inc (down (dec n))))) (down 100000)";
+            (ok, eval_with(deep, "{}", limits).map_err(|e| e.kind()))
+        })
+        .unwrap();
+    let (ok, deep) = handle.join().expect("no stack overflow");
+    assert_eq!(ok.unwrap(), "4000");
+    assert_eq!(deep.unwrap_err(), ErrorKind::DepthLimit);
+}
+
+#[test]
+fn collection_size_limit() {
+    let limits = Limits {
+        max_collection: 1_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        kind_of("(range 5000)", limits.clone()),
+        ErrorKind::MemoryLimit
+    );
+    assert_eq!(
+        kind_of(
+            "(loop [v [] i 0] (if (< i 2000) (recur (conj v i) (inc i)) (count v)))",
+            limits.clone()
+        ),
+        ErrorKind::MemoryLimit
+    );
+    assert_eq!(
+        kind_of(
+            "(loop [s \"x\" i 0] (if (< i 20) (recur (str s s) (inc i)) (count s)))",
+            limits
+        ),
+        ErrorKind::MemoryLimit
+    );
+}
+
+#[test]
+fn output_limit() {
+    let limits = Limits {
+        max_output: 100,
+        ..Limits::default()
+    };
+    assert_eq!(
+        kind_of("(dotimes [i 100] (println \"0123456789\"))", limits),
+        ErrorKind::OutputLimit
+    );
+}
+
+#[test]
+fn tool_call_limit_is_counted_per_program() {
+    // With no tools, an unknown tool is an error before the limit applies.
+    assert_eq!(
+        kind_of("(tool/search {})", Limits::default()),
+        ErrorKind::Undefined
+    );
+}
+
+#[test]
+fn integer_overflow_is_an_arithmetic_error() {
+    assert_eq!(
+        kind_of("(* 9223372036854775807 2)", Limits::default()),
+        ErrorKind::Arithmetic
+    );
+    assert_eq!(
+        kind_of("(inc 9223372036854775807)", Limits::default()),
+        ErrorKind::Arithmetic
+    );
+}

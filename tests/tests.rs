@@ -1,0 +1,10 @@
+//! The integration tests: one binary, one module per area.
+
+#[macro_use]
+mod util;
+
+mod cli;
+mod corpus;
+mod limits;
+mod reader_props;
+mod special_forms;
