@@ -247,7 +247,10 @@ mod tests {
 
     #[test]
     fn suggest_finds_near_misses() {
-        assert_eq!(suggest("fliter", ["filter", "first", "map"]), vec!["filter"]);
+        assert_eq!(
+            suggest("fliter", ["filter", "first", "map"]),
+            vec!["filter"]
+        );
         assert!(suggest("zzzzzz", ["filter"]).is_empty());
     }
 
