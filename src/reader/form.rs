@@ -30,8 +30,9 @@ pub enum FormKind {
     Set(Vec<Form>),
     /// `#(...)`: the elements of the list inside, unexpanded.
     AnonFn(Vec<Form>),
-    /// `#"..."`: the pattern text exactly as written between the quotes
-    /// (regex escapes are not processed, only `\"` ends up as `"`).
+    /// `#"..."`: the pattern text exactly as written between the quotes.
+    /// Nothing is unescaped: `\"` (which does not end the literal) stays
+    /// `\"`, which regex engines read as a quote.
     Regex(String),
     /// `'x` (the quoted form).
     Quote(Box<Form>),

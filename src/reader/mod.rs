@@ -1,6 +1,7 @@
 //! The reader: program text to spanned forms. It never evaluates.
 //!
-//! `read_program` parses a whole program (any number of top-level forms);
+//! `read_program` parses a whole program (any number of top-level forms),
+//! `read_one` exactly one form;
 //! `read_status` tells the REPL whether input is complete, incomplete
 //! (unbalanced, so more lines should follow) or invalid.
 
@@ -8,4 +9,7 @@ mod form;
 mod parser;
 
 pub use form::{Form, FormKind};
-pub use parser::{read_program, read_status, ReadStatus};
+pub use parser::{read_one, read_program, read_status, ReadStatus, MAX_DEPTH};
+
+#[cfg(test)]
+mod tests;
