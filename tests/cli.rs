@@ -55,10 +55,10 @@ fn errors_go_to_stderr_with_location_and_exit_1() {
     assert!(out.stdout.is_empty());
     let err = text(&out.stderr);
     assert!(
-        err.starts_with("error: 2:4: Undefined symbol `foo`"),
+        err.starts_with("error: 2:5: Undefined symbol `foo`"),
         "{err}"
     );
-    assert!(err.contains("  |    ^"), "{err}");
+    assert!(err.contains("  |     ^"), "{err}");
 }
 
 #[test]

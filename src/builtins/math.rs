@@ -191,7 +191,7 @@ fn min(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// Float to integer for `floor`, `round` and friends: an error for
 /// infinities and NaN, which have no integer value.
 fn to_int(who: &str, f: f64) -> EvalResult {
-    if !f.is_finite() || f >= 9.223_372_036_854_776e18 || f < -9.223_372_036_854_776e18 {
+    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&f) {
         return Err(Error::arithmetic(format!(
             "`{who}` cannot convert {} to an integer",
             crate::value::pr_str(&Value::Float(f))

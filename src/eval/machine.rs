@@ -21,6 +21,12 @@ use super::limits::Limits;
 use super::pattern::Pattern;
 use super::ToolCallRecord;
 
+/// Stack that must remain before evaluating a node; below it, a new
+/// segment is allocated.
+const RED_ZONE: usize = 128 * 1024;
+/// Size of each extra stack segment.
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
 /// Non-local control flow. Private to the evaluator and builtins; never
 /// part of the public error type.
 #[derive(Debug)]
@@ -199,7 +205,15 @@ impl<'h> Interp<'h> {
         Ok(())
     }
 
+    /// Evaluate one node. Deep nesting (of forms or of calls) grows the
+    /// stack on the heap instead of overflowing it, so the depth limit,
+    /// not the thread's stack size, decides how deep programs may go.
+    #[inline]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
+    }
+
+    fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
@@ -210,29 +224,7 @@ impl<'h> Interp<'h> {
             Expr::Data(name) => self.data(name),
             Expr::ToolRef(name) => self.tool_ref(name),
             Expr::History(n) => Ok(self.history[*n as usize - 1].clone()),
-            Expr::Vector(items) => {
-                let mut out = crate::value::Vector::new();
-                for item in items {
-                    out.push_back(self.eval(item, f)?);
-                }
-                Ok(Value::from_vector(out))
-            }
-            Expr::Set(items) => {
-                let mut out = Set::new();
-                for item in items {
-                    out.insert(self.eval(item, f)?);
-                }
-                Ok(Value::set(out))
-            }
-            Expr::Map(pairs) => {
-                let mut out = Map::new();
-                for (k, v) in pairs {
-                    let k = self.eval(k, f)?;
-                    let v = self.eval(v, f)?;
-                    out.insert(k, v);
-                }
-                Ok(Value::map(out))
-            }
+            Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
             Expr::If(parts) => {
                 let (test, then, otherwise) = &**parts;
                 if self.eval(test, f)?.truthy() {
@@ -255,23 +247,7 @@ impl<'h> Interp<'h> {
                 }
                 self.eval(&node.body, f)
             }
-            Expr::Loop(node) => {
-                for (pattern, init) in &node.bindings {
-                    let v = self.eval(init, f)?;
-                    self.bind(pattern, v, f)?;
-                }
-                loop {
-                    match self.eval(&node.body, f) {
-                        Err(Flow::Recur(values)) => {
-                            self.tick()?;
-                            for ((pattern, _), v) in node.bindings.iter().zip(values) {
-                                self.bind(pattern, v, f)?;
-                            }
-                        }
-                        other => return other,
-                    }
-                }
-            }
+            Expr::Loop(node) => self.eval_loop(node, f),
             Expr::Recur(args) => {
                 let mut values = SmallVec::with_capacity(args.len());
                 for a in args {
@@ -296,52 +272,8 @@ impl<'h> Interp<'h> {
                 }
                 self.call(&func, &args).map_err(|e| with_span(e, call.span))
             }
-            Expr::CallTool(call) => {
-                let name = match &call.name {
-                    ToolName::Fixed(n) => n.clone(),
-                    ToolName::Computed(e) => match self.eval(e, f)? {
-                        Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => s,
-                        other => {
-                            return Err(with_span(
-                                Error::type_error(format!(
-                                    "`call` expects a tool name string, got {}",
-                                    other.describe()
-                                ))
-                                .into(),
-                                call.span,
-                            ))
-                        }
-                    },
-                };
-                let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
-                for a in &call.args {
-                    args.push(self.eval(a, f)?);
-                }
-                self.call_tool(&name, &args)
-                    .map_err(|e| with_span(e, call.span))
-            }
-            Expr::Def(def) => {
-                if self.registry.lookup(&def.name).is_some() {
-                    return Err(Error::validation(format!(
-                        "Cannot redefine the builtin `{}`; choose another name",
-                        def.name
-                    ))
-                    .with_span(def.span)
-                    .into());
-                }
-                if def.once && self.globals.get(&def.name).is_some() {
-                    return Ok(Value::Var(def.name.clone()));
-                }
-                let value = self.eval(&def.value, f)?;
-                self.globals.define(
-                    def.name.clone(),
-                    Definition {
-                        value,
-                        doc: def.doc.clone(),
-                    },
-                );
-                Ok(Value::Var(def.name.clone()))
-            }
+            Expr::CallTool(call) => self.eval_call_tool(call, f),
+            Expr::Def(def) => self.eval_def(def, f),
             Expr::And(exprs) => {
                 let mut last = Value::Bool(true);
                 for e in exprs {
@@ -362,36 +294,8 @@ impl<'h> Interp<'h> {
                 }
                 Ok(last)
             }
-            Expr::Case(node) => {
-                let subject = self.eval(&node.subject, f)?;
-                match node.table.iter().find(|(v, _)| *v == subject) {
-                    Some((_, i)) => self.eval(&node.branches[*i], f),
-                    None => match &node.default {
-                        Some(d) => self.eval(d, f),
-                        None => Err(Error::execution(format!(
-                            "No `case` clause matches {}",
-                            pr_str(&subject)
-                        ))
-                        .with_span(node.span)
-                        .into()),
-                    },
-                }
-            }
-            Expr::Where(node) => {
-                let path = match self.eval(&node.path, f)? {
-                    Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
-                    single => vec![single],
-                };
-                let operand = match &node.operand {
-                    Some(e) => self.eval(e, f)?,
-                    None => Value::Nil,
-                };
-                Ok(Value::Fn(Arc::new(Function::new(FunctionKind::Where {
-                    path,
-                    op: node.op.clone(),
-                    operand,
-                }))))
-            }
+            Expr::Case(node) => self.eval_case(node, f),
+            Expr::Where(node) => self.eval_where(node, f),
             Expr::For(node) => {
                 let mut out = Vec::new();
                 self.run_for(node, 0, f, &mut out)
@@ -406,6 +310,140 @@ impl<'h> Interp<'h> {
             Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
             Expr::Raise(msg, span) => Err(Error::execution(msg.as_str()).with_span(*span).into()),
         }
+    }
+
+    // The less frequent nodes live in their own functions so that the
+    // frame of `eval_node`, entered once per node, stays small.
+
+    #[inline(never)]
+    fn eval_collection(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        match expr {
+            Expr::Vector(items) => {
+                let mut out = crate::value::Vector::new();
+                for item in items {
+                    out.push_back(self.eval(item, f)?);
+                }
+                Ok(Value::from_vector(out))
+            }
+            Expr::Set(items) => {
+                let mut out = Set::new();
+                for item in items {
+                    out.insert(self.eval(item, f)?);
+                }
+                Ok(Value::set(out))
+            }
+            Expr::Map(pairs) => {
+                let mut out = Map::new();
+                for (k, v) in pairs {
+                    let k = self.eval(k, f)?;
+                    let v = self.eval(v, f)?;
+                    out.insert(k, v);
+                }
+                Ok(Value::map(out))
+            }
+            _ => unreachable!("only collections"),
+        }
+    }
+
+    #[inline(never)]
+    fn eval_loop(&mut self, node: &super::expr::Let, f: Frame<'_>) -> EvalResult {
+        for (pattern, init) in &node.bindings {
+            let v = self.eval(init, f)?;
+            self.bind(pattern, v, f)?;
+        }
+        loop {
+            match self.eval(&node.body, f) {
+                Err(Flow::Recur(values)) => {
+                    self.tick()?;
+                    for ((pattern, _), v) in node.bindings.iter().zip(values) {
+                        self.bind(pattern, v, f)?;
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn eval_call_tool(&mut self, call: &super::expr::ToolCall, f: Frame<'_>) -> EvalResult {
+        let name = match &call.name {
+            ToolName::Fixed(n) => n.clone(),
+            ToolName::Computed(e) => match self.eval(e, f)? {
+                Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => s,
+                other => {
+                    return Err(Error::type_error(format!(
+                        "`call` expects a tool name string, got {}",
+                        other.describe()
+                    ))
+                    .with_span(call.span)
+                    .into())
+                }
+            },
+        };
+        let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
+        for a in &call.args {
+            args.push(self.eval(a, f)?);
+        }
+        self.call_tool(&name, &args)
+            .map_err(|e| with_span(e, call.span))
+    }
+
+    #[inline(never)]
+    fn eval_def(&mut self, def: &super::expr::Def, f: Frame<'_>) -> EvalResult {
+        if self.registry.lookup(&def.name).is_some() {
+            return Err(Error::validation(format!(
+                "Cannot redefine the builtin `{}`; choose another name",
+                def.name
+            ))
+            .with_span(def.span)
+            .into());
+        }
+        if def.once && self.globals.get(&def.name).is_some() {
+            return Ok(Value::Var(def.name.clone()));
+        }
+        let value = self.eval(&def.value, f)?;
+        self.globals.define(
+            def.name.clone(),
+            Definition {
+                value,
+                doc: def.doc.clone(),
+            },
+        );
+        Ok(Value::Var(def.name.clone()))
+    }
+
+    #[inline(never)]
+    fn eval_case(&mut self, node: &super::expr::Case, f: Frame<'_>) -> EvalResult {
+        let subject = self.eval(&node.subject, f)?;
+        match node.table.iter().find(|(v, _)| *v == subject) {
+            Some((_, i)) => self.eval(&node.branches[*i], f),
+            None => match &node.default {
+                Some(d) => self.eval(d, f),
+                None => Err(Error::execution(format!(
+                    "No `case` clause matches {}",
+                    pr_str(&subject)
+                ))
+                .with_span(node.span)
+                .into()),
+            },
+        }
+    }
+
+    #[inline(never)]
+    fn eval_where(&mut self, node: &super::expr::WhereExpr, f: Frame<'_>) -> EvalResult {
+        let path = match self.eval(&node.path, f)? {
+            Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
+            single => vec![single],
+        };
+        let operand = match &node.operand {
+            Some(e) => self.eval(e, f)?,
+            None => Value::Nil,
+        };
+        Ok(Value::Fn(Arc::new(Function::new(FunctionKind::Where {
+            path,
+            op: node.op.clone(),
+            operand,
+        }))))
     }
 
     /// `for`/`doseq` clause `i` onwards. Returns false when a `:while`
@@ -655,9 +693,7 @@ impl<'h> Interp<'h> {
             base,
             captures: &code.captured,
         };
-        let result = stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, || {
-            self.run_arity(function, arity, args, frame)
-        });
+        let result = self.run_arity(function, arity, args, frame);
         self.stack.truncate(base);
         self.depth -= 1;
         if let (Ok(v), Some(name)) = (&result, &function.name) {

@@ -14,7 +14,7 @@ fn float(f: f64) -> String {
 #[test]
 fn floats_print_like_java() {
     assert_eq!(float(1.0), "1.0");
-    assert_eq!(float(3.14), "3.14");
+    assert_eq!(float(3.25), "3.25");
     assert_eq!(float(-0.5), "-0.5");
     assert_eq!(float(2.5e10), "2.5E10");
     assert_eq!(float(1.23e-4), "1.23E-4");

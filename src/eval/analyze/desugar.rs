@@ -29,10 +29,31 @@ pub(super) fn anon_fn(items: &[Form], span: Span) -> Result<Form> {
         params.push(sym("&", span));
         params.push(sym("%&", span));
     }
+    // `#(42)` is a thunk returning 42 (the specification's reading; in
+    // Clojure it would call 42).
+    let body = match body.as_slice() {
+        [only] if is_literal(only) => only.clone(),
+        _ => list(body, span),
+    };
     Ok(list(
-        vec![sym("fn", span), vector(params, span), list(body, span)],
+        vec![sym("fn", span), vector(params, span), body],
         span,
     ))
+}
+
+fn is_literal(form: &Form) -> bool {
+    matches!(
+        form.kind,
+        FormKind::Nil
+            | FormKind::Bool(_)
+            | FormKind::Int(_)
+            | FormKind::Float(_)
+            | FormKind::Str(_)
+            | FormKind::Keyword(_)
+            | FormKind::Vector(_)
+            | FormKind::Map(_)
+            | FormKind::Set(_)
+    )
 }
 
 fn rename_percent(form: &Form, max: &mut usize, rest: &mut bool) -> Result<Form> {

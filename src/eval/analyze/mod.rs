@@ -170,7 +170,7 @@ impl Analyzer {
             FormKind::Symbol(s) => self.symbol(s, form.span)?,
             FormKind::Vector(items) => {
                 let exprs = self.analyze_all(items)?;
-                constant_or(exprs, Expr::Vector, |vals| Value::vector(vals))
+                constant_or(exprs, Expr::Vector, Value::vector)
             }
             FormKind::Set(items) => {
                 let exprs = self.analyze_all(items)?;

@@ -437,7 +437,12 @@ pub(super) fn analyze(
         }
         "and" | "or" => {
             if args.is_empty() {
-                return Ok(Some(Expr::Const(Value::Bool(name == "and"))));
+                let empty = if name == "and" {
+                    Value::Bool(true)
+                } else {
+                    Value::Nil
+                };
+                return Ok(Some(Expr::Const(empty)));
             }
             let mut exprs = Vec::with_capacity(args.len());
             for (i, f) in args.iter().enumerate() {
