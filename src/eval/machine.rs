@@ -23,7 +23,7 @@ use super::ToolCallRecord;
 
 /// Stack that must remain before evaluating a node; below it, a new
 /// segment is allocated.
-const RED_ZONE: usize = 128 * 1024;
+const RED_ZONE: usize = 512 * 1024;
 /// Size of each extra stack segment.
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
@@ -32,7 +32,9 @@ const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 #[derive(Debug)]
 pub(crate) enum Flow {
     Error(Box<Error>),
-    Recur(SmallVec<[Value; 4]>),
+    /// The new values are in `Interp::recur_values`, which keeps this
+    /// type (and every `EvalResult`) small.
+    Recur,
     Return(Value),
     Fail(Value),
 }
@@ -74,6 +76,10 @@ pub struct Interp<'h> {
     pub(crate) returns: HashMap<ArcStr, Value>,
     history: [Value; 3],
     interrupt: Option<Arc<AtomicBool>>,
+    /// The values of the `recur` being taken (see `Flow::Recur`).
+    recur_values: SmallVec<[Value; 4]>,
+    /// Depth of nested `eval` calls, for the stack check.
+    nesting: u32,
 }
 
 impl<'h> Interp<'h> {
@@ -99,6 +105,8 @@ impl<'h> Interp<'h> {
             returns: HashMap::new(),
             history,
             interrupt,
+            recur_values: SmallVec::new(),
+            nesting: 0,
         }
     }
 
@@ -208,9 +216,18 @@ impl<'h> Interp<'h> {
     /// Evaluate one node. Deep nesting (of forms or of calls) grows the
     /// stack on the heap instead of overflowing it, so the depth limit,
     /// not the thread's stack size, decides how deep programs may go.
+    /// Checking the stack costs a thread-local lookup, so it is done at
+    /// every eighth level of nesting; the red zone covers the levels between.
     #[inline]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
-        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
+        self.nesting += 1;
+        let result = if self.nesting % 8 == 0 {
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
+        } else {
+            self.eval_node(expr, f)
+        };
+        self.nesting -= 1;
+        result
     }
 
     fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
@@ -253,7 +270,8 @@ impl<'h> Interp<'h> {
                 for a in args {
                     values.push(self.eval(a, f)?);
                 }
-                Err(Flow::Recur(values))
+                self.recur_values = values;
+                Err(Flow::Recur)
             }
             Expr::Lambda(lambda) => Ok(self.make_closure(lambda, f)),
             Expr::CallNative(call) => {
@@ -353,8 +371,9 @@ impl<'h> Interp<'h> {
         }
         loop {
             match self.eval(&node.body, f) {
-                Err(Flow::Recur(values)) => {
+                Err(Flow::Recur) => {
                     self.tick()?;
+                    let values = std::mem::take(&mut self.recur_values);
                     for ((pattern, _), v) in node.bindings.iter().zip(values) {
                         self.bind(pattern, v, f)?;
                     }
@@ -721,11 +740,11 @@ impl<'h> Interp<'h> {
         self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
         loop {
             match self.eval(&arity.body, f) {
-                Err(Flow::Recur(values)) => {
+                Err(Flow::Recur) => {
                     self.tick()?;
                     // `recur` passes the rest parameter as one value.
-                    let n = values.len();
-                    self.bind_recur(arity, values, n, f)?;
+                    let values = std::mem::take(&mut self.recur_values);
+                    self.bind_recur(arity, values, f)?;
                 }
                 other => return other,
             }
@@ -759,7 +778,6 @@ impl<'h> Interp<'h> {
         &mut self,
         arity: &Arity,
         values: SmallVec<[Value; 4]>,
-        _n: usize,
         f: Frame<'_>,
     ) -> EvalResult<()> {
         let mut values = values.into_iter();

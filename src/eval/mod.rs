@@ -121,7 +121,7 @@ pub fn run(
         Err(Flow::Return(v)) => Ok(Outcome::Return(v)),
         Err(Flow::Fail(v)) => Ok(Outcome::Fail(v)),
         Err(Flow::Error(e)) => Err(*e),
-        Err(Flow::Recur(_)) => Err(Error::validation("`recur` escaped its loop")),
+        Err(Flow::Recur) => Err(Error::validation("`recur` escaped its loop")),
     };
     let steps = interp.steps();
     let mut returns: Vec<(ArcStr, Value)> = interp.returns.into_iter().collect();
