@@ -18,7 +18,7 @@ fn subs(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     };
     if start < 0 || end < start || end as usize > chars.len() {
         return Err(Error::execution(format!(
-            "`subs` range {start}..{end} is out of bounds for a string of length {}",
+            "`subs` indexes {start} to {end} are out of range for a string of length {}",
             chars.len()
         ))
         .into());

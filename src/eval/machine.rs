@@ -603,16 +603,21 @@ impl<'h> Interp<'h> {
             Value::Keyword(_) => match args {
                 [m] => Ok(builtins::get(m, func, Value::Nil)),
                 [m, default] => Ok(builtins::get(m, func, default.clone())),
-                _ => Err(arity_error(&pr_str(func), args.len(), "1 or 2").into()),
+                _ => Err(arity_error(
+                    &format!("The keyword {}", pr_str(func)),
+                    args.len(),
+                    "1 or 2",
+                )
+                .into()),
             },
             Value::Map(m) => match args {
                 [k] => Ok(m.get(k).cloned().unwrap_or(Value::Nil)),
                 [k, default] => Ok(m.get(k).cloned().unwrap_or_else(|| default.clone())),
-                _ => Err(arity_error("a map", args.len(), "1 or 2").into()),
+                _ => Err(arity_error("A map called as a function", args.len(), "1 or 2").into()),
             },
             Value::Set(s) => match args {
                 [x] => Ok(s.get(x).cloned().unwrap_or(Value::Nil)),
-                _ => Err(arity_error("a set", args.len(), "1").into()),
+                _ => Err(arity_error("A set called as a function", args.len(), "1").into()),
             },
             Value::Vector(items) => match args {
                 [Value::Int(i)] => Ok(usize::try_from(*i)
@@ -639,18 +644,7 @@ impl<'h> Interp<'h> {
     pub(crate) fn call_native(&mut self, id: u16, args: &[Value]) -> EvalResult {
         let b = self.registry.get(id);
         if args.len() < b.min_args || b.max_args.is_some_and(|m| args.len() > m) {
-            return Err(Error::arity(format!(
-                "`{}` expects {} argument{}, got {}",
-                b.name,
-                b.arity_text(),
-                if b.min_args == 1 && b.max_args == Some(1) {
-                    ""
-                } else {
-                    "s"
-                },
-                args.len()
-            ))
-            .into());
+            return Err(arity_error(&format!("`{}`", b.name), args.len(), &b.arity_text()).into());
         }
         (b.func)(self, args)
     }
@@ -936,10 +930,13 @@ fn with_span(flow: Flow, span: Span) -> Flow {
     }
 }
 
+/// "`f` expects 2 arguments, got 3"; `expected` is text such as `1 or 2`
+/// or `at least 1`, and decides between "argument" and "arguments".
 pub(crate) fn arity_error(what: &str, got: usize, expected: &str) -> Error {
+    let singular = expected.ends_with(" 1") || expected == "1";
     Error::arity(format!(
         "{what} expects {expected} argument{}, got {got}",
-        if expected == "1" { "" } else { "s" }
+        if singular { "" } else { "s" }
     ))
 }
 
