@@ -10,6 +10,7 @@ mod core;
 mod maps;
 mod math;
 mod predicates;
+mod reference;
 mod regex;
 mod strings;
 
