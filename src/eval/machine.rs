@@ -72,8 +72,9 @@ pub struct Interp<'h> {
     pub(crate) prints: Vec<String>,
     output_chars: usize,
     pub(crate) tool_calls: Vec<ToolCallRecord>,
-    /// The most recent return value of each user-defined function called.
-    pub(crate) returns: HashMap<ArcStr, Value>,
+    /// The most recent return value of each named function called, by
+    /// function identity.
+    pub(crate) returns: HashMap<usize, (Arc<Function>, Value)>,
     history: [Value; 3],
     interrupt: Option<Arc<AtomicBool>>,
     /// The values of the `recur` being taken (see `Flow::Recur`).
@@ -112,6 +113,23 @@ impl<'h> Interp<'h> {
 
     pub(crate) fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// The latest return value of each user definition that is a function
+    /// and was called, sorted by name (for return-type labels).
+    pub(crate) fn definition_returns(&self) -> Vec<(ArcStr, Value)> {
+        let mut out: Vec<(ArcStr, Value)> = self
+            .returns
+            .values()
+            .filter_map(|(function, value)| {
+                let name = function.name.as_ref()?;
+                let def = self.globals.get(name)?;
+                matches!(&def.value, Value::Fn(g) if Arc::ptr_eq(g, function))
+                    .then(|| (name.clone(), value.clone()))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 
     /// Run the program's root arity.
@@ -709,14 +727,12 @@ impl<'h> Interp<'h> {
         let result = self.run_arity(function, arity, args, frame);
         self.stack.truncate(base);
         self.depth -= 1;
-        if let (Ok(v), Some(name)) = (&result, &function.name) {
-            let is_global = self
-                .globals
-                .get(name)
-                .is_some_and(|d| matches!(&d.value, Value::Fn(g) if Arc::ptr_eq(g, function)));
-            if is_global {
-                self.returns.insert(name.clone(), v.clone());
-            }
+        if let (Ok(v), Some(_)) = (&result, &function.name) {
+            // Keyed by identity (cheap); names are resolved once, at the end.
+            self.returns.insert(
+                Arc::as_ptr(function) as usize,
+                (function.clone(), v.clone()),
+            );
         }
         result
     }

@@ -124,8 +124,7 @@ pub fn run(
         Err(Flow::Recur) => Err(Error::validation("`recur` escaped its loop")),
     };
     let steps = interp.steps();
-    let mut returns: Vec<(ArcStr, Value)> = interp.returns.into_iter().collect();
-    returns.sort_by(|a, b| a.0.cmp(&b.0));
+    let returns = interp.definition_returns();
     RunOutput {
         globals: if result.is_ok() {
             interp.globals
