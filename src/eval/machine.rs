@@ -198,7 +198,7 @@ impl<'h> Interp<'h> {
             return Err(Error::new(
                 ErrorKind::MemoryLimit,
                 format!(
-                    "A collection grew to {len} items, over the limit of {}",
+                    "A value grew to {len} items or characters, over the limit of {}",
                     self.limits.max_collection
                 ),
             )
