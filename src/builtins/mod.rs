@@ -11,6 +11,8 @@ mod maps;
 mod math;
 mod predicates;
 mod regex;
+mod sequences;
+mod sets;
 mod strings;
 
 use std::collections::HashMap;
@@ -155,16 +157,47 @@ impl Registry {
         if let Some(n) = near.first() {
             err = err.with_hint(format!("did you mean `{n}`?"));
         } else if !group.is_empty() {
+            // Namespace-registered names (`clojure.set/select`) are shown
+            // by their local name, as the model would write them.
             let mut names: Vec<&str> = self
                 .builtins
                 .iter()
                 .filter(|b| b.group == group)
-                .map(|b| b.name)
+                .map(|b| b.name.rsplit('/').next().unwrap_or(b.name))
                 .collect();
             names.sort_unstable();
             err = err.with_hint(format!("available {group} functions: {}", names.join(", ")));
         }
         err
+    }
+
+    /// The error for an unknown Java-style name: `.method` (a method
+    /// call) or `Class.` (a constructor); None for any other name.
+    pub(crate) fn interop_error(&self, name: &str) -> Option<Error> {
+        let (what, matches): (&str, fn(&str) -> bool) = if name.len() > 1 && name.starts_with('.') {
+            ("method", |n| n.starts_with('.'))
+        } else if name.len() > 1 && name.ends_with('.') {
+            ("constructor", |n| n.ends_with('.') && n.len() > 1)
+        } else {
+            return None;
+        };
+        let mut names: Vec<&str> = self
+            .by_name
+            .keys()
+            .copied()
+            .filter(|n| matches(n))
+            .collect();
+        names.sort_unstable();
+        let err = Error::new(
+            ErrorKind::Undefined,
+            format!("The Java {what} `{name}` is not supported"),
+        );
+        Some(
+            match crate::error::suggest(name, names.iter().copied()).first() {
+                Some(near) => err.with_hint(format!("did you mean `{near}`?")),
+                None => err.with_hint(format!("supported {what}s: {}", names.join(", "))),
+            },
+        )
     }
 
     /// A hint for an unknown `Namespace/name` (Java interop and such).
@@ -196,8 +229,11 @@ pub fn registry() -> &'static Registry {
         predicates::register(&mut r);
         r.group = "collections";
         collections::register(&mut r);
+        sequences::register(&mut r);
         r.group = "maps";
         maps::register(&mut r);
+        r.group = "sets";
+        sets::register(&mut r);
         r.group = "strings";
         strings::register(&mut r);
         r.group = "regex";
