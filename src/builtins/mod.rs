@@ -14,6 +14,7 @@ mod regex;
 mod sequences;
 mod sets;
 mod strings;
+mod walk;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -234,6 +235,8 @@ pub fn registry() -> &'static Registry {
         maps::register(&mut r);
         r.group = "sets";
         sets::register(&mut r);
+        r.group = "walk";
+        walk::register(&mut r);
         r.group = "strings";
         strings::register(&mut r);
         r.group = "regex";
