@@ -7,6 +7,7 @@
 mod collections;
 mod combinators;
 mod core;
+mod format;
 mod maps;
 mod math;
 mod predicates;
@@ -239,6 +240,7 @@ pub fn registry() -> &'static Registry {
         walk::register(&mut r);
         r.group = "strings";
         strings::register(&mut r);
+        format::register(&mut r);
         r.group = "regex";
         regex::register(&mut r);
         r.group = "functions";
