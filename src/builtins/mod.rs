@@ -4,10 +4,12 @@
 //! The same docs feed `:doc` in the REPL and the language reference in
 //! the system prompt.
 
+mod bitwise;
 mod collections;
 mod combinators;
 mod core;
 mod format;
+mod java;
 mod maps;
 mod math;
 mod predicates;
@@ -227,6 +229,9 @@ pub fn registry() -> &'static Registry {
         let mut r = Registry::new();
         r.group = "math";
         math::register(&mut r);
+        bitwise::register(&mut r);
+        r.group = "java";
+        java::register(&mut r);
         r.group = "predicates";
         predicates::register(&mut r);
         r.group = "collections";
