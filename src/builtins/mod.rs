@@ -9,6 +9,7 @@ mod collections;
 mod combinators;
 mod core;
 mod format;
+mod interop;
 mod java;
 mod maps;
 mod math;
@@ -232,6 +233,7 @@ pub fn registry() -> &'static Registry {
         bitwise::register(&mut r);
         r.group = "java";
         java::register(&mut r);
+        interop::register(&mut r);
         r.group = "predicates";
         predicates::register(&mut r);
         r.group = "collections";

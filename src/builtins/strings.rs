@@ -31,7 +31,7 @@ fn subs(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// `(split s sep limit?)` with Java's `String.split` rules: a positive
 /// limit caps the number of parts, zero (the default) also drops trailing
 /// empty strings, a negative limit keeps them.
-fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = expect_str("split", &args[0])?;
     let limit = match args.get(2) {
         Some(l) => expect_int("split", l)?,
@@ -46,8 +46,10 @@ fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
         (other, _) => return Err(type_error("split", "a string or regex separator", other).into()),
     };
-    if limit == 0 {
-        while matches!(parts.last(), Some(Value::Str(p)) if p.is_empty()) && parts.len() > 1 {
+    // As in Java, a string with no separator in it stays whole (even when
+    // empty); otherwise every trailing empty part goes.
+    if limit == 0 && parts.len() > 1 {
+        while matches!(parts.last(), Some(Value::Str(p)) if p.is_empty()) {
             parts.pop();
         }
     }
