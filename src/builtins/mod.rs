@@ -11,6 +11,7 @@ mod core;
 mod format;
 mod interop;
 mod java;
+mod json;
 mod maps;
 mod math;
 mod predicates;
@@ -250,6 +251,8 @@ pub fn registry() -> &'static Registry {
         format::register(&mut r);
         r.group = "regex";
         regex::register(&mut r);
+        r.group = "json";
+        json::register(&mut r);
         r.group = "functions";
         combinators::register(&mut r);
         r.group = "core";
