@@ -8,6 +8,7 @@ mod bitwise;
 mod collections;
 mod combinators;
 mod core;
+mod dates;
 mod format;
 mod interop;
 mod java;
@@ -251,6 +252,8 @@ pub fn registry() -> &'static Registry {
         format::register(&mut r);
         r.group = "regex";
         regex::register(&mut r);
+        r.group = "dates";
+        dates::register(&mut r);
         r.group = "json";
         json::register(&mut r);
         r.group = "functions";
