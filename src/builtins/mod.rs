@@ -20,6 +20,7 @@ mod regex;
 mod sequences;
 mod sets;
 mod strings;
+mod unsupported;
 mod walk;
 
 use std::collections::HashMap;
@@ -260,6 +261,9 @@ pub fn registry() -> &'static Registry {
         combinators::register(&mut r);
         r.group = "core";
         self::core::register(&mut r);
+        // Refused names, so that a docs listing can leave them out.
+        r.group = "unsupported";
+        unsupported::register(&mut r);
         r
     })
 }
