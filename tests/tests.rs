@@ -3,6 +3,7 @@
 #[macro_use]
 mod util;
 
+mod builtins;
 mod cli;
 mod corpus;
 mod limits;
