@@ -932,3 +932,43 @@ fn unsupported_functions_explain_themselves() {
     assert_fails!("(volatile! 1)", "Mutable references");
     assert_fails!("(Thread/sleep 100)", "not supported");
 }
+
+/// Every documented example `(expr)` => `result` holds, so the docs the
+/// model reads cannot drift from the behaviour.
+#[test]
+fn doc_examples_evaluate_as_documented() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for b in ptc_lisp::builtins::registry().iter() {
+        let doc = b.doc;
+        let mut rest = doc;
+        while let Some(at) = rest.find("` => `") {
+            let src_start = rest[..at].rfind('`').map_or(0, |i| i + 1);
+            let src = &rest[src_start..at];
+            let after = &rest[at + 6..];
+            let expected = &after[..after.find('`').unwrap_or(after.len())];
+            checked += 1;
+            match crate::util::eval(src) {
+                Ok(v) if ptc_lisp::value::pr_str(&v) == expected => {}
+                Ok(v) => failures.push(format!(
+                    "{}: {src} gave {}, doc says {expected}",
+                    b.name,
+                    ptc_lisp::value::pr_str(&v)
+                )),
+                Err(e) => failures.push(format!("{}: {src} failed: {e}", b.name)),
+            }
+            rest = &after[expected.len()..];
+        }
+    }
+    assert!(checked > 300, "only {checked} examples found");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn every_supported_builtin_has_an_example() {
+    for b in ptc_lisp::builtins::registry().iter() {
+        if b.group != "unsupported" {
+            assert!(b.doc.contains("`("), "`{}` has no example", b.name);
+        }
+    }
+}

@@ -200,10 +200,11 @@ impl Registry {
             ErrorKind::Undefined,
             format!("The Java {what} `{name}` is not supported"),
         );
+        let supported = format!("supported {what}s: {}", names.join(", "));
         Some(
             match crate::error::suggest(name, names.iter().copied()).first() {
-                Some(near) => err.with_hint(format!("did you mean `{near}`?")),
-                None => err.with_hint(format!("supported {what}s: {}", names.join(", "))),
+                Some(near) => err.with_hint(format!("did you mean `{near}`? {supported}")),
+                None => err.with_hint(supported),
             },
         )
     }
