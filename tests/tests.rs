@@ -4,6 +4,7 @@
 mod util;
 
 mod api;
+mod builtins;
 mod cli;
 mod corpus;
 mod limits;
