@@ -152,3 +152,24 @@ fn integer_overflow_is_an_arithmetic_error() {
         ErrorKind::Arithmetic
     );
 }
+
+#[test]
+fn deeply_nested_values_are_safe_to_build_compare_print_and_drop() {
+    let handle = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let limits = Limits {
+                timeout: Duration::from_secs(60),
+                ..Limits::default()
+            };
+            let src = "(let [deep (fn [n] (loop [m [] i 0] (if (< i n) (recur [m] (inc i)) m)))
+                             a (deep 50000) b (deep 50000)
+                             chain (loop [f identity i 0] (if (< i 50000) (recur (fn [x] (f x)) (inc i)) f))
+                             nested-map (loop [m {} i 0] (if (< i 50000) (recur {:a m} (inc i)) m))]
+                         [(= a b) (count (set [a b])) (compare a b) (count (str nested-map)) (fn? chain)])";
+            eval_with(src, "{}", limits).map(|v| crate::util::printed(&v))
+        })
+        .unwrap();
+    let result = handle.join().expect("no stack overflow");
+    assert_eq!(result.unwrap(), "[true 1 0 250002 true]");
+}

@@ -224,7 +224,7 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
             }
         }
         "includes" => match field {
-            Value::Str(s) => match coerce(operand) {
+            Value::Str(s) => match &coerce(operand) {
                 Value::Str(sub) => s.contains(sub.as_str()),
                 _ => false,
             },

@@ -166,7 +166,8 @@ fn bad_directive(directive: &str) -> Error {
 
 /// The text of one directive, before padding to the width.
 fn convert(spec: &Spec, arg: Option<&Value>, directive: &str) -> Result<String, Error> {
-    let arg = arg.unwrap_or(&Value::Nil);
+    const NIL: &Value = &Value::Nil;
+    let arg = arg.unwrap_or(NIL);
     let text = match spec.conv {
         '%' => "%".to_string(),
         'n' => "\n".to_string(),

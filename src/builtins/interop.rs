@@ -211,9 +211,7 @@ fn replace(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// Java's `replaceAll`: a regex given as a string, `$1` for groups.
 fn replace_all(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = receiver(".replaceAll", &args[0])?;
-    let Value::Regex(re) = super::compile_regex(string_arg(".replaceAll", &args[1])?)? else {
-        unreachable!("compile_regex returns a regex")
-    };
+    let re = super::regex::compile(string_arg(".replaceAll", &args[1])?)?;
     let to = string_arg(".replaceAll", &args[2])?;
     Ok(Value::from(super::regex::replace_n(&re, s, 0, to)?))
 }
@@ -221,10 +219,7 @@ fn replace_all(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = receiver(".matches", &args[0])?;
     let pattern = string_arg(".matches", &args[1])?;
-    let anchored = super::compile_regex(&format!("^(?:{pattern})$"))?;
-    let Value::Regex(re) = anchored else {
-        unreachable!("compile_regex returns a regex")
-    };
+    let re = super::regex::compile(&format!("^(?:{pattern})$"))?;
     let found = re
         .regex
         .is_match(s)

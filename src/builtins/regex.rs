@@ -20,6 +20,11 @@ const MAX_INPUT: usize = 32 * 1024;
 
 /// Compile a pattern into a regex value.
 pub(crate) fn compile_regex(source: &str) -> Result<Value, Error> {
+    compile(source).map(Value::Regex)
+}
+
+/// Compile a pattern, with the pattern-length and backtracking limits.
+pub(crate) fn compile(source: &str) -> Result<Arc<Regex>, Error> {
     if source.len() > MAX_PATTERN {
         return Err(Error::execution(format!(
             "Regex pattern is {} bytes long, over the limit of {MAX_PATTERN}",
@@ -30,10 +35,10 @@ pub(crate) fn compile_regex(source: &str) -> Result<Value, Error> {
         .backtrack_limit(BACKTRACK_LIMIT)
         .build()
         .map_err(|e| Error::execution(format!("Invalid regex `{source}`: {e}")))?;
-    Ok(Value::Regex(Arc::new(Regex {
+    Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,
-    })))
+    }))
 }
 
 fn truncated(s: &str) -> &str {
@@ -51,16 +56,10 @@ fn match_error(e: fancy_regex::Error) -> Error {
     Error::execution(format!("Regex evaluation stopped: {e}"))
 }
 
-fn regex_arg<'a>(who: &str, v: &'a Value) -> Result<std::borrow::Cow<'a, Regex>, Error> {
+fn regex_arg(who: &str, v: &Value) -> Result<Arc<Regex>, Error> {
     match v {
-        Value::Regex(r) => Ok(std::borrow::Cow::Borrowed(&**r)),
-        Value::Str(s) => match compile_regex(s)? {
-            Value::Regex(r) => Ok(std::borrow::Cow::Owned(Regex {
-                source: r.source.clone(),
-                regex: r.regex.clone(),
-            })),
-            _ => unreachable!("compile_regex returns a regex"),
-        },
+        Value::Regex(r) => Ok(r.clone()),
+        Value::Str(s) => compile(s),
         other => Err(type_error(who, "a regex", other)),
     }
 }
@@ -104,10 +103,7 @@ fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-matches", &args[0])?;
     let s = truncated(expect_str("re-matches", &args[1])?);
-    let anchored = compile_regex(&format!("^(?:{})$", re.source))?;
-    let Value::Regex(anchored) = anchored else {
-        unreachable!("a regex")
-    };
+    let anchored = compile(&format!("^(?:{})$", re.source))?;
     Ok(match anchored.regex.captures(s).map_err(match_error)? {
         // The anchoring group is not one of the user's groups.
         Some(caps) => match_value(&caps),

@@ -149,10 +149,7 @@ fn replace_text(
         (Value::Regex(r), Value::Str(to)) => super::regex::replace_n(r, s, limit, to)?,
         (Value::Regex(r), f) if f.is_fn() => super::regex::replace_with_fn(interp, r, s, limit, f)?,
         (Value::Str(from), f) if f.is_fn() => {
-            let literal = super::regex::compile_regex(&escape_regex(from))?;
-            let Value::Regex(r) = literal else {
-                unreachable!("compile_regex returns a regex")
-            };
+            let r = super::regex::compile(&escape_regex(from))?;
             super::regex::replace_with_fn(interp, &r, s, limit, f)?
         }
         (Value::Str(_) | Value::Regex(_), other) => {

@@ -405,8 +405,8 @@ impl<'h> Interp<'h> {
     fn eval_call_tool(&mut self, call: &super::expr::ToolCall, f: Frame<'_>) -> EvalResult {
         let name = match &call.name {
             ToolName::Fixed(n) => n.clone(),
-            ToolName::Computed(e) => match self.eval(e, f)? {
-                Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => s,
+            ToolName::Computed(e) => match &self.eval(e, f)? {
+                Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => s.clone(),
                 other => {
                     return Err(Error::type_error(format!(
                         "`call` expects a tool name string, got {}",
@@ -469,7 +469,7 @@ impl<'h> Interp<'h> {
     #[inline(never)]
     fn eval_where(&mut self, node: &super::expr::WhereExpr, f: Frame<'_>) -> EvalResult {
         let path = match self.eval(&node.path, f)? {
-            Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
+            Value::Vector(ref items) | Value::List(ref items) => items.iter().cloned().collect(),
             single => vec![single],
         };
         let operand = match &node.operand {

@@ -27,7 +27,7 @@ pub fn compare(a: &Value, b: &Value) -> Result<Ordering, String> {
         (Vector(x) | List(x), Vector(y) | List(y)) => match x.len().cmp(&y.len()) {
             Ordering::Equal => {
                 for (p, q) in x.iter().zip(y.iter()) {
-                    let o = compare(p, q)?;
+                    let o = super::deep(|| compare(p, q))?;
                     if o != Ordering::Equal {
                         return Ok(o);
                     }

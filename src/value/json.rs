@@ -41,7 +41,7 @@ pub fn to_json(v: &Value) -> Json {
             .unwrap_or(Json::Null),
         Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Json::String(s.to_string()),
         Value::Vector(items) | Value::List(items) => {
-            Json::Array(items.iter().map(to_json).collect())
+            super::deep(|| Json::Array(items.iter().map(to_json).collect()))
         }
         Value::Set(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (json_key(k), to_json(v))).collect()),

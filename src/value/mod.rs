@@ -5,6 +5,7 @@
 //! Nothing here evaluates code or does I/O.
 
 mod compare;
+mod drop;
 mod func;
 mod json;
 mod map;
@@ -217,9 +218,9 @@ impl PartialEq for Value {
             (Float(a), Float(b)) => a == b,
             (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
             (Var(a), Var(b)) => a == b,
-            (Vector(a) | List(a), Vector(b) | List(b)) => Arc::ptr_eq(a, b) || a == b,
-            (Map(a), Map(b)) => Arc::ptr_eq(a, b) || **a == **b,
-            (Set(a), Set(b)) => Arc::ptr_eq(a, b) || **a == **b,
+            (Vector(a) | List(a), Vector(b) | List(b)) => Arc::ptr_eq(a, b) || deep(|| a == b),
+            (Map(a), Map(b)) => Arc::ptr_eq(a, b) || deep(|| **a == **b),
+            (Set(a), Set(b)) => Arc::ptr_eq(a, b) || deep(|| **a == **b),
             (Native(a), Native(b)) => std::ptr::eq(*a, *b),
             (Fn(a), Fn(b)) => Arc::ptr_eq(a, b),
             (Regex(a), Regex(b)) => Arc::ptr_eq(a, b),
@@ -266,17 +267,19 @@ impl Hash for Value {
             Vector(v) | List(v) => {
                 state.write_u8(7);
                 state.write_usize(v.len());
-                for item in v.iter() {
-                    item.hash(state);
-                }
+                deep(|| {
+                    for item in v.iter() {
+                        item.hash(state);
+                    }
+                });
             }
             Map(m) => {
                 state.write_u8(8);
-                state.write_u64(m.unordered_hash());
+                state.write_u64(deep(|| m.unordered_hash()));
             }
             Set(s) => {
                 state.write_u8(9);
-                state.write_u64(s.unordered_hash());
+                state.write_u64(deep(|| s.unordered_hash()));
             }
             Native(n) => {
                 state.write_u8(10);
@@ -296,6 +299,14 @@ impl Hash for Value {
             }
         }
     }
+}
+
+/// Run a step of a recursive walk over nested values, growing the stack
+/// on the heap when it runs low: values can nest far deeper than any
+/// thread's stack allows.
+#[inline]
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
 }
 
 /// Hash a single value with the fixed hasher.

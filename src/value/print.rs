@@ -5,10 +5,6 @@ use std::fmt::Write;
 
 use super::Value;
 
-/// Nesting deeper than this prints as `...` instead of recursing further,
-/// so printing can never exhaust the stack.
-const MAX_PRINT_DEPTH: usize = 1000;
-
 /// `(pr-str v)`: the readable representation.
 pub fn pr_str(v: &Value) -> String {
     let mut out = String::new();
@@ -59,10 +55,13 @@ fn write_value(out: &mut String, v: &Value, depth: usize, limit: usize) {
     if out.len() >= limit {
         return;
     }
-    if depth > MAX_PRINT_DEPTH {
-        out.push_str("...");
-        return;
+    if depth % 16 == 15 {
+        return super::deep(|| write_value_inner(out, v, depth, limit));
     }
+    write_value_inner(out, v, depth, limit)
+}
+
+fn write_value_inner(out: &mut String, v: &Value, depth: usize, limit: usize) {
     match v {
         Value::Nil => out.push_str("nil"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
