@@ -4,6 +4,7 @@
 mod util;
 
 mod cli;
+mod conformance;
 mod corpus;
 mod limits;
 mod reader_props;
