@@ -8,4 +8,5 @@ mod conformance;
 mod corpus;
 mod limits;
 mod reader_props;
+mod regressions;
 mod special_forms;

@@ -49,6 +49,17 @@ type_predicate!(is_set, Value::Set(_));
 type_predicate!(is_coll, Value::Vector(_) | Value::List(_));
 type_predicate!(is_sequential, Value::Vector(_) | Value::List(_));
 type_predicate!(is_fn, Value::Native(_) | Value::Fn(_));
+// Everything `call` accepts: keywords, maps, sets, vectors and vars too.
+type_predicate!(
+    is_ifn,
+    Value::Native(_)
+        | Value::Fn(_)
+        | Value::Keyword(_)
+        | Value::Map(_)
+        | Value::Set(_)
+        | Value::Vector(_)
+        | Value::Var(_)
+);
 type_predicate!(is_regex, Value::Regex(_));
 
 fn is_char(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -244,7 +255,14 @@ pub(super) fn register(r: &mut Registry) {
         "True for functions. `(fn? inc)` => `true`.",
         is_fn,
     );
-    r.alias("ifn?", "fn?");
+    r.add(
+        "ifn?",
+        "[x]",
+        1,
+        1,
+        "True for anything callable: functions, keywords, maps, sets and vectors. `(ifn? :a)` => `true`.",
+        is_ifn,
+    );
     r.add(
         "regex?",
         "[x]",

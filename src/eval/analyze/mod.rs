@@ -33,6 +33,22 @@ const CLOJURE_NAMESPACES: &[&str] = &[
     "walk",
 ];
 
+/// Functions of a Clojure namespace whose plain name is a different
+/// builtin: `clojure.string/reverse` reverses a string (core `reverse`
+/// gives a sequence of characters) and `clojure.set/join` is a relational
+/// join (our `join` joins strings). They must not resolve to the builtin.
+const SHADOWED_IN_NAMESPACE: &[(&str, &str)] = &[("string", "reverse"), ("set", "join")];
+
+/// The namespace family of a Clojure namespace alias.
+fn namespace_group(ns: &str) -> &'static str {
+    match ns {
+        "clojure.string" | "str" | "string" => "string",
+        "clojure.set" | "set" => "set",
+        "clojure.walk" | "walk" => "walk",
+        _ => "core",
+    }
+}
+
 /// Analyze a whole program. The result is the body of a zero-argument
 /// arity whose frame holds the program's top-level locals.
 pub(crate) fn analyze_program(forms: &[Form]) -> Result<Arity> {
@@ -267,6 +283,9 @@ impl Analyzer {
                 span,
             }))),
             _ if CLOJURE_NAMESPACES.contains(&ns) => match self.registry.lookup(local) {
+                Some(_) if SHADOWED_IN_NAMESPACE.contains(&(namespace_group(ns), local)) => {
+                    Err(self.registry.not_available(ns, local))
+                }
                 Some(b) => Ok(Expr::Const(Value::Native(&b.native))),
                 None => Err(self.registry.not_available(ns, local)),
             },
