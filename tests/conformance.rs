@@ -136,7 +136,7 @@ pub fn run_example(ex: &Example) -> Outcome {
 }
 
 /// Check the exception tables against the results; returns the summary.
-fn check_tables(
+pub fn check_tables(
     suite: &str,
     results: &[(String, Outcome)],
     deviations: &[(&str, &str)],
@@ -248,7 +248,7 @@ fn comparison_is_strict() {
 }
 
 /// Escape text for a markdown table cell.
-fn cell(s: &str) -> String {
+pub fn cell(s: &str) -> String {
     format!(
         "`{}`",
         s.replace('|', "\\|").replace('\n', " ").replace('`', "'")
@@ -305,8 +305,13 @@ fn deviations_doc_is_current() {
          Functions not implemented yet are listed separately (`MISSING`) and are not shown here.\n\n\
          ## Specification examples\n\n\
          Examples from the PTC-Lisp specification (ptc_runner commit 6da99ff0), extracted into\n\
-         `tests/data/spec_examples.json`.\n\n{}",
-        spec_deviation_table()
+         `tests/data/spec_examples.json`.\n\n{}\n\
+         ## Clojure differential corpus\n\n\
+         Expressions of `tests/data/clojure_corpus.txt` where we differ from Clojure 1.11\n\
+         (`tests/data/clojure_expected.json`). Values are compared with `=`, so a vector where\n\
+         Clojure prints a list is not a difference.\n\n{}",
+        spec_deviation_table(),
+        crate::differential::deviation_table()
     );
     if std::env::var_os("UPDATE_DEVIATIONS").is_some() {
         std::fs::write(&path, &doc).unwrap();

@@ -6,6 +6,7 @@ mod util;
 mod cli;
 mod conformance;
 mod corpus;
+mod differential;
 mod limits;
 mod reader_props;
 mod regressions;
