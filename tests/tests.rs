@@ -8,6 +8,7 @@ mod conformance;
 mod corpus;
 mod differential;
 mod limits;
+mod properties;
 mod reader_props;
 mod regressions;
 mod special_forms;
