@@ -162,16 +162,17 @@ def classify(expected):
 
 
 def heading(line):
-    """The section title of a `##` or `###` heading line, else None."""
+    """(level, title) of a `##` or `###` heading line, else None."""
     m = re.match(r"^(#{2,3})\s+(.*?)\s*$", line)
     if not m:
         return None
-    return m.group(2).replace("`", "")
+    return len(m.group(1)), m.group(2).replace("`", "")
 
 
 def extract(lines):
     examples = []
     section = ""
+    chapter = ""
     in_fence = False
     fence_is_clojure = False
     fence_start = 0
@@ -251,7 +252,13 @@ def extract(lines):
 
         h = heading(line)
         if h is not None:
-            section = h
+            level, title = h
+            if level == 2:
+                chapter = section = title
+            elif re.match(r"^\d", title):
+                section = title
+            else:  # an unnumbered subsection, e.g. in an appendix
+                section = "%s / %s" % (chapter, title)
             table_cols = None
             continue
 
