@@ -570,39 +570,72 @@ fn seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let nums: Vec<Value> = args.to_vec();
-    let all_int = nums.iter().all(|v| matches!(v, Value::Int(_)));
-    let f = |v: &Value| match v {
-        Value::Int(n) => Ok(*n as f64),
-        Value::Float(x) => Ok(*x),
-        other => Err(type_error("range", "numbers", other)),
-    };
-    let (start, end, step) = match nums.as_slice() {
-        [e] => (0.0, f(e)?, 1.0),
-        [s, e] => (f(s)?, f(e)?, 1.0),
-        [s, e, st] => (f(s)?, f(e)?, f(st)?),
+    for a in args {
+        if !a.is_number() {
+            return Err(type_error("range", "numbers", a).into());
+        }
+    }
+    let (start, end, step) = match args {
+        [e] => (Value::Int(0), e.clone(), Value::Int(1)),
+        [s, e] => (s.clone(), e.clone(), Value::Int(1)),
+        [s, e, st] => (s.clone(), e.clone(), st.clone()),
         _ => unreachable!("arity checked"),
     };
-    if step == 0.0 || step.is_nan() {
+    let as_f64 = |v: &Value| match v {
+        Value::Int(n) => *n as f64,
+        Value::Float(x) => *x,
+        _ => unreachable!("checked above"),
+    };
+    if let (Value::Int(s), Value::Int(e), Value::Int(st)) = (&start, &end, &step) {
+        // Exact integer arithmetic: no rounding through floats.
+        let (s, e, st) = (*s as i128, *e as i128, *st as i128);
+        if st == 0 {
+            return Err(Error::execution("`range` with a step of zero would never end").into());
+        }
+        let count = if (st > 0 && s < e) || (st < 0 && s > e) {
+            ((e - s).abs() + st.abs() - 1) / st.abs()
+        } else {
+            0
+        };
+        interp.check_size(usize::try_from(count).unwrap_or(usize::MAX))?;
+        let out = (0..count)
+            .map(|i| Value::Int((s + st * i) as i64))
+            .collect();
+        return vector_result(interp, out);
+    }
+    // As Clojure does: each item is the previous one plus step (so an
+    // integer start stays an integer when the step is an integer, and
+    // float steps accumulate rounding exactly as they do there).
+    let (e, st) = (as_f64(&end), as_f64(&step));
+    if st == 0.0 || st.is_nan() {
         return Err(Error::execution("`range` with a step of zero would never end").into());
     }
-    let count = ((end - start) / step).ceil();
-    let count = if count.is_finite() && count > 0.0 {
-        count as usize
-    } else {
-        0
-    };
-    interp.check_size(count)?;
-    let out = (0..count)
-        .map(|i| {
-            let x = start + step * i as f64;
-            if all_int {
-                Value::Int(x as i64)
-            } else {
-                Value::Float(x)
-            }
-        })
-        .collect();
+    let bound = ((e - as_f64(&start)) / st).ceil() + 1.0;
+    if bound.is_nan() || bound >= usize::MAX as f64 {
+        interp.check_size(usize::MAX)?;
+    } else if bound > 0.0 {
+        interp.check_size(bound as usize)?;
+    }
+    let mut out = Vec::new();
+    let mut x = start;
+    loop {
+        let xf = as_f64(&x);
+        if !((st > 0.0 && xf < e) || (st < 0.0 && xf > e)) {
+            break;
+        }
+        let next = match (&x, &step) {
+            (Value::Int(a), Value::Int(b)) => match a.checked_add(*b) {
+                Some(n) => Value::Int(n),
+                None => {
+                    out.push(x);
+                    break;
+                }
+            },
+            _ => Value::Float(xf + st),
+        };
+        out.push(x);
+        x = next;
+    }
     vector_result(interp, out)
 }
 

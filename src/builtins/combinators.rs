@@ -133,15 +133,25 @@ pub(crate) fn call_combinator(
             Ok(Value::Bool(true))
         }
         FunctionKind::SomeFn(ps) => {
+            // Clojure's `(or (p1 x) (p2 x) ...)`: with no truthy result it
+            // returns the last falsy one (`false` stays `false`); its
+            // variadic arities (over 3 predicates or 3 arguments) use
+            // `some`, which gives nil.
+            let mut last = Value::Nil;
             for p in ps {
                 for a in args {
                     let r = interp.call(p, std::slice::from_ref(a))?;
                     if r.truthy() {
                         return Ok(r);
                     }
+                    last = r;
                 }
             }
-            Ok(Value::Nil)
+            Ok(if ps.len() > 3 || args.len() > 3 {
+                Value::Nil
+            } else {
+                last
+            })
         }
         FunctionKind::AllOf(ps) => {
             for p in ps {

@@ -39,7 +39,13 @@ pub(crate) fn char_str(c: char) -> ArcStr {
 /// `(get coll key default)`: maps with flexible keyword/string keys, sets
 /// by membership, vectors and strings by index, anything else `default`.
 pub(crate) fn get(coll: &Value, key: &Value, default: Value) -> Value {
-    let found = match coll {
+    get_found(coll, key).unwrap_or(default)
+}
+
+/// The value under `key`, or None when there is none (a key present with a
+/// nil value gives `Some(nil)`).
+pub(crate) fn get_found(coll: &Value, key: &Value) -> Option<Value> {
+    match coll {
         Value::Map(m) => m.get_flexible(key).cloned(),
         Value::Set(s) => s.get(key).cloned(),
         Value::Vector(items) | Value::List(items) => match key {
@@ -54,8 +60,7 @@ pub(crate) fn get(coll: &Value, key: &Value, default: Value) -> Value {
             _ => None,
         },
         _ => None,
-    };
-    found.unwrap_or(default)
+    }
 }
 
 /// A type error naming the function, what it wanted and what it got.

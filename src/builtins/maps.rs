@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{Map, Value};
 
-use super::core::{get, seq_items, type_error, vector_result};
+use super::core::{get, get_found, seq_items, type_error, vector_result};
 use super::{Registry, MANY};
 
 fn get_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -25,10 +25,11 @@ fn path_items(who: &str, path: &Value) -> Result<Vec<Value>, Error> {
 fn get_in(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let default = args.get(2).cloned().unwrap_or(Value::Nil);
     let mut cur = args[0].clone();
+    // As in Clojure, the default is for a missing key, not a nil value.
     for key in path_items("get-in", &args[1])? {
-        cur = get(&cur, &key, Value::Nil);
-        if cur.is_nil() {
-            return Ok(default);
+        match get_found(&cur, &key) {
+            Some(v) => cur = v,
+            None => return Ok(default),
         }
     }
     Ok(cur)

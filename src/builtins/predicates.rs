@@ -83,6 +83,10 @@ fn is_char(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     ))
 }
 
+fn boolean(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(args[0].truthy()))
+}
+
 fn not(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::Bool(!args[0].truthy()))
 }
@@ -307,6 +311,14 @@ pub(super) fn register(r: &mut Registry) {
         1,
         "True for regexes. `(regex? #\"a\")` => `true`.",
         is_regex,
+    );
+    r.add(
+        "boolean",
+        "[x]",
+        1,
+        1,
+        "False for nil and false, true for anything else. `(boolean 0)` => `true`.",
+        boolean,
     );
     r.add(
         "not",

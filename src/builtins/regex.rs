@@ -115,8 +115,8 @@ fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-seq", &args[0])?;
     let s = truncated(expect_str("re-seq", &args[1])?);
     let mut out = Vec::new();
-    for caps in re.regex.captures_iter(s) {
-        out.push(match_value(&caps.map_err(match_error)?));
+    for caps in java_captures(&re, s)? {
+        out.push(match_value(&caps));
         interp.check_size(out.len())?;
     }
     if out.is_empty() {
@@ -125,16 +125,57 @@ fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, out)
 }
 
-pub(crate) fn split(re: &Regex, s: &str) -> Result<Vec<Value>, Error> {
+/// Every match with its groups, found as Java's `Matcher.find` finds them
+/// (Clojure's `re-seq`, `split` and `replace` use it): each search starts
+/// where the previous match ended, one character later if that match was
+/// empty. Rust's iterators also skip an empty match right after a
+/// non-empty one, so they found 3 matches of `#"a*"` in "baaab", not 4.
+fn java_captures<'t>(re: &Regex, s: &'t str) -> Result<Vec<fancy_regex::Captures<'t>>, Error> {
     let mut out = Vec::new();
-    for part in re.regex.split(truncated(s)) {
-        out.push(Value::from(part.map_err(match_error)?));
+    let mut pos = 0;
+    while pos <= s.len() {
+        let Some(caps) = re.regex.captures_from_pos(s, pos).map_err(match_error)? else {
+            break;
+        };
+        let m = caps.get(0).expect("group 0 takes part in every match");
+        pos = if m.start() == m.end() {
+            m.end() + s[m.end()..].chars().next().map_or(1, char::len_utf8)
+        } else {
+            m.end()
+        };
+        out.push(caps);
+    }
+    Ok(out)
+}
+
+/// Java's `String.split(regex, limit)` for a limit of 0 (trailing empty
+/// parts dropped) or negative (kept): no empty leading part for an empty
+/// match at the start.
+pub(crate) fn split(re: &Regex, s: &str, keep_trailing: bool) -> Result<Vec<Value>, Error> {
+    let s = truncated(s);
+    let mut out = Vec::new();
+    let mut index = 0;
+    for caps in java_captures(re, s)? {
+        let m = caps.get(0).expect("group 0 takes part in every match");
+        if index == 0 && m.start() == 0 && m.end() == 0 {
+            continue;
+        }
+        out.push(Value::from(&s[index..m.start()]));
+        index = m.end();
+    }
+    if index == 0 {
+        return Ok(vec![Value::from(s)]);
+    }
+    out.push(Value::from(&s[index..]));
+    while !keep_trailing && matches!(out.last(), Some(Value::Str(p)) if p.is_empty()) {
+        out.pop();
     }
     Ok(out)
 }
 
 /// Replace the first `limit` matches (all for 0); `$1` in the
-/// replacement refers to groups. Text past the searched prefix is kept.
+/// replacement refers to groups. Matching follows Java (see
+/// `java_captures`); text past the searched prefix is kept.
 pub(crate) fn replace_n(
     re: &Regex,
     s: &str,
@@ -142,12 +183,18 @@ pub(crate) fn replace_n(
     replacement: &str,
 ) -> Result<String, Error> {
     let searched = truncated(s);
-    let mut out = re
-        .regex
-        .try_replacen(searched, limit, replacement)
-        .map_err(match_error)?
-        .into_owned();
-    out.push_str(&s[searched.len()..]);
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
+        if limit != 0 && n == limit {
+            break;
+        }
+        let m = caps.get(0).expect("group 0 takes part in every match");
+        out.push_str(&s[last..m.start()]);
+        caps.expand(replacement, &mut out);
+        last = m.end();
+    }
+    out.push_str(&s[last..]);
     Ok(out)
 }
 
@@ -163,11 +210,10 @@ pub(crate) fn replace_with_fn(
     let searched = truncated(s);
     let mut out = String::new();
     let mut last = 0;
-    for (n, caps) in re.regex.captures_iter(searched).enumerate() {
+    for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
         if limit != 0 && n == limit {
             break;
         }
-        let caps = caps.map_err(match_error)?;
         let whole = caps.get(0).expect("group 0 is the match");
         out.push_str(&s[last..whole.start()]);
         let replacement = interp.call(f, &[match_value(&caps)])?;

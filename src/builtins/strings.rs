@@ -42,7 +42,7 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         (Value::Str(sep), cap) if sep.is_empty() => split_chars(s, cap),
         (Value::Str(sep), None) => s.split(sep.as_str()).map(Value::from).collect(),
         (Value::Str(sep), Some(n)) => s.splitn(n, sep.as_str()).map(Value::from).collect(),
-        (Value::Regex(r), None) => super::regex::split(r, s)?,
+        (Value::Regex(r), None) => super::regex::split(r, s, limit < 0)?,
         (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
         (other, _) => return Err(type_error("split", "a string or regex separator", other).into()),
     };

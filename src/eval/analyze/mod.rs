@@ -33,6 +33,23 @@ const CLOJURE_NAMESPACES: &[&str] = &[
     "walk",
 ];
 
+/// Functions of a Clojure namespace whose plain name is a different
+/// builtin and that have no namespaced implementation: `clojure.set/join`
+/// is a relational join (our `join` joins strings), so it must not resolve
+/// to the builtin. (`clojure.string/reverse` is registered under its full
+/// name.)
+const SHADOWED_IN_NAMESPACE: &[(&str, &str)] = &[("set", "join")];
+
+/// The namespace family of a Clojure namespace alias.
+fn namespace_group(ns: &str) -> &'static str {
+    match ns {
+        "clojure.string" | "str" | "string" => "string",
+        "clojure.set" | "set" => "set",
+        "clojure.walk" | "walk" => "walk",
+        _ => "core",
+    }
+}
+
 /// Analyze a whole program. The result is the body of a zero-argument
 /// arity whose frame holds the program's top-level locals.
 pub(crate) fn analyze_program(forms: &[Form]) -> Result<Arity> {
@@ -274,7 +291,13 @@ impl Analyzer {
                 // are registered under their full namespace.
                 let qualified = canonical_namespace(ns)
                     .and_then(|c| self.registry.lookup(&format!("{c}/{local}")));
-                match qualified.or_else(|| self.registry.lookup(local)) {
+                if let Some(b) = qualified {
+                    return Ok(Expr::Const(Value::Native(&b.native)));
+                }
+                match self.registry.lookup(local) {
+                    Some(_) if SHADOWED_IN_NAMESPACE.contains(&(namespace_group(ns), local)) => {
+                        Err(self.registry.not_available(ns, local))
+                    }
                     Some(b) => Ok(Expr::Const(Value::Native(&b.native))),
                     None => Err(self.registry.not_available(ns, local)),
                 }
