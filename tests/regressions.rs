@@ -137,3 +137,12 @@ fn split_on_regex_follows_java_string_split() {
         "[\"a\" \"\" \"b\"]"
     );
 }
+
+#[test]
+fn sort_by_desc_keeps_equal_keys_in_input_order() {
+    assert_eval!(
+        "(sort-by :k :desc [{:k 1 :i 1} {:k 2 :i 2} {:k 1 :i 3}])",
+        "[{:k 2, :i 2} {:k 1, :i 1} {:k 1, :i 3}]"
+    );
+    assert_eval!("(sort :desc [3 1 2])", "[3 2 1]");
+}

@@ -232,9 +232,9 @@ fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 /// Sort with a fallible comparison; the first error wins.
-fn sort_values(
-    items: &mut [Value],
-    mut cmp: impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow>,
+fn sort_values<T>(
+    items: &mut [T],
+    mut cmp: impl FnMut(&T, &T) -> Result<Ordering, crate::eval::Flow>,
 ) -> EvalResult<()> {
     let mut error = None;
     items.sort_by(|a, b| {
@@ -298,10 +298,10 @@ fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         [_] => sort_values(&mut items, natural("sort"))?,
         [order, _] => match direction(order) {
             Some(desc) => {
-                sort_values(&mut items, natural("sort"))?;
-                if desc {
-                    items.reverse();
-                }
+                let mut natural = natural("sort");
+                sort_values(&mut items, |a, b| {
+                    natural(a, b).map(|o| if desc { o.reverse() } else { o })
+                })?
             }
             None => sort_values(&mut items, by_comparator(interp, order))?,
         },
@@ -314,41 +314,32 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let keyfn = &args[0];
     let coll = args.last().expect("arity checked");
     let items = seq_items(coll, "sort-by")?;
-    let mut keyed = Vec::with_capacity(items.len());
+    let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
     for item in items {
-        let key = key_of(interp, keyfn, &item)?;
-        keyed.push(Value::vector([key, item]));
+        keyed.push((key_of(interp, keyfn, &item)?, item));
     }
-    let key = |v: &Value| {
-        v.as_seq()
-            .and_then(|s| s.front().cloned())
-            .unwrap_or(Value::Nil)
-    };
-    let mut desc = false;
-    if args.len() == 3 {
-        if let Some(d) = direction(&args[1]) {
-            desc = d;
-            sort_values(&mut keyed, |a, b| natural("sort-by")(&key(a), &key(b)))?;
-        } else {
-            let cmp = args[1].clone();
-            let mut by = by_comparator(interp, &cmp);
-            sort_values(&mut keyed, |a, b| by(&key(a), &key(b)))?;
+    // Every order is a stable sort: `:desc` reverses the comparison, not
+    // the result, so equal keys keep their input order.
+    match args.get(1).filter(|_| args.len() == 3) {
+        Some(order) => match direction(order) {
+            Some(desc) => {
+                let mut natural = natural("sort-by");
+                sort_values(&mut keyed, |a, b| {
+                    natural(&a.0, &b.0).map(|o| if desc { o.reverse() } else { o })
+                })?
+            }
+            None => {
+                let cmp = order.clone();
+                let mut by = by_comparator(interp, &cmp);
+                sort_values(&mut keyed, |a, b| by(&a.0, &b.0))?
+            }
+        },
+        None => {
+            let mut natural = natural("sort-by");
+            sort_values(&mut keyed, |a, b| natural(&a.0, &b.0))?
         }
-    } else {
-        sort_values(&mut keyed, |a, b| natural("sort-by")(&key(a), &key(b)))?;
     }
-    let mut out: Vec<Value> = keyed
-        .into_iter()
-        .map(|kv| {
-            kv.as_seq()
-                .and_then(|s| s.get(1).cloned())
-                .unwrap_or(Value::Nil)
-        })
-        .collect();
-    if desc {
-        out.reverse();
-    }
-    vector_result(interp, out)
+    vector_result(interp, keyed.into_iter().map(|(_, item)| item).collect())
 }
 
 /// Apply a key function; keywords and strings use flexible map lookup.
