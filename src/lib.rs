@@ -7,4 +7,5 @@ pub mod builtins;
 pub mod error;
 pub mod eval;
 pub mod reader;
+pub mod session;
 pub mod value;
