@@ -4,8 +4,10 @@
 // equality never look inside it, so values are sound hash keys.
 #![allow(clippy::mutable_key_type)]
 pub mod builtins;
+pub mod compression;
 pub mod error;
 pub mod eval;
 pub mod reader;
 pub mod session;
+pub mod tokens;
 pub mod value;

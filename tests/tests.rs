@@ -4,7 +4,9 @@
 mod util;
 
 mod cli;
+mod compression;
 mod corpus;
 mod limits;
 mod reader_props;
+mod session;
 mod special_forms;
