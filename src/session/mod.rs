@@ -64,6 +64,23 @@ pub struct Session {
     interrupt: Option<Arc<AtomicBool>>,
 }
 
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field(
+                "tools",
+                &self.tools.iter().map(Tool::name).collect::<Vec<_>>(),
+            )
+            .field(
+                "data",
+                &self.data.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("definitions", &self.globals.names().collect::<Vec<_>>())
+            .field("turns", &self.turns.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Session {
     /// An empty session with default limits.
     pub fn new() -> Self {
