@@ -1434,3 +1434,81 @@ fn full_history_shows_every_exchange() {
         ";; Output:\nAvailable: 3\nLaptop, Monitor, Keyboard\n\n;; Result: nil\n\nTurns left: 2"
     );
 }
+
+// ---- Token comparison ----
+
+/// A realistic 20-turn session: an order-analysis mission that explores
+/// data, calls tools, prints, fails twice and recovers.
+pub fn twenty_turn_session() -> Session {
+    let mut s = shop();
+    s.register_tool(
+        "fetch-orders",
+        "(status :string) -> [{id :int, customer :string, total :float, items [:string]}]",
+        "Orders with a status",
+        |args| {
+            let status = args.str("status").unwrap_or("open").to_string();
+            Ok(Value::vector((1..=12).map(|i| {
+                let items = ["Laptop", "Mouse", "Monitor"][..(i as usize % 3) + 1].to_vec();
+                ptc_lisp::value::from_json(&serde_json::json!({
+                    "id": i, "customer": format!("customer-{}", i % 5), "status": status,
+                    "total": (i * 37 % 400) as f64 + 0.5,
+                    "items": items
+                }))
+            })))
+        },
+    )
+    .unwrap();
+    let programs: [(&str, bool); 20] = [
+        ("(def open-orders (tool/fetch-orders \"open\"))\n(count open-orders)", true),
+        ("(println \"first order:\" (first open-orders))\n(println \"statuses:\" (distinct (map :status open-orders)))", true),
+        (T1_EXPLORE, true),
+        (T2_PRINT, true),
+        ("(defn order-value \"Total of one order\" [o] (:total o))\n(def big-orders (filter #(> (order-value %) 200) open-orders))\n(count big-orders)", true),
+        ("(println \"big orders:\" (map :id big-orders))\n(println \"sum:\" (reduce + (map order-value big-orders)))", true),
+        ("(def by-customer (group-by :customer open-orders))\n(def customer-totals (into {} (map (fn [[c os]] [c (reduce + (map :total os))]) by-customer)))", true),
+        ("(def top-customer (last (sort-by second (seq customer-totals))))\n(println \"top customer\" top-customer)", true),
+        ("(def shipped (tool/fetch-orders \"shipped\"))\n(def shipped-ids (set (map :id shipped)))\n(println (count shipped) \"shipped orders\")", true),
+        ("(def overlap (filter #(contains? shipped-ids (:id %)) open-orders))\n(println \"orders both open and shipped:\" (count overlap))", true),
+        ("(def ranked (sort-by :ratting available))\n(println (map :name ranked))\n(tool/search-reviews (:name (first rankd)))", false),
+        ("(def ranked (sort-by :price > available))\n(println \"ranked:\" (map :name ranked))", true),
+        ("(defn items-of \"Items of a customer's orders\" [c] (apply concat (map :items (get by-customer c))))\n(println (items-of \"customer-1\"))\n(println (frequencies (items-of \"customer-2\")))", true),
+        ("(def review-texts (map #(tool/search-reviews (:name %)) ranked))\n(count review-texts)", true),
+        ("(println \"reviews:\")\n(doseq [r review-texts] (println r))", true),
+        ("(def scores (map (fn [t] (parse-double (re-find #\"\\d\\.\\d\" t))) review-texts))\n(println scores)", true),
+        ("(def recommendation (first ranked))\n(tool/send-email \"buyer@example.com\" (str \"Restock \" (:name recommendation)) \"Top rated and in stock\")\n(println \"email sent for\" (:name recommendation))", true),
+        ("(def summary {:top-customer (first top-customer) :big-orders (count big-orders) :recommend (:name recommendation)})\n(println summary)", true),
+        ("(def final (assoc summary :shipped (count shipped) :total (reduce + (vals customer-totals))))\n(println (keys final))\n(println (:total final))", true),
+        ("(return final)", true),
+    ];
+    run(&mut s, &programs);
+    s
+}
+
+#[test]
+fn tokens_compressed_history_is_smaller_than_full_history() {
+    let s = twenty_turn_session();
+    assert_eq!(s.turns().len(), 20);
+    let c = ctx(&s, 25);
+    let (compressed, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
+    let full = compression::full_history(s.turns(), &c);
+    let count = |m: &[Message]| -> usize {
+        m.iter()
+            .map(|m| ptc_lisp::tokens::count_tokens(&m.content))
+            .sum()
+    };
+    let (c_tokens, f_tokens) = (count(&compressed), count(&full));
+    let ratio = c_tokens as f64 / f_tokens as f64;
+    println!(
+        "20-turn session: compressed {c_tokens} tokens ({} messages), full {f_tokens} tokens ({} messages), ratio {ratio:.3}",
+        compressed.len(),
+        full.len()
+    );
+    println!("{}", compression::stats_box(&stats));
+    if std::env::var_os("SHOW_PROMPT").is_some() {
+        println!("{}", compressed[1].content);
+    }
+    assert!(
+        c_tokens < f_tokens,
+        "compressed {c_tokens} >= full {f_tokens}"
+    );
+}

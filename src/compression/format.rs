@@ -4,9 +4,12 @@
 //! Truncation rules: a collection shows at most `limit` items, then `...`;
 //! the outermost truncated collection is followed by
 //! ` (N items, showing first M)`. A string longer than `printable_limit`
-//! characters is cut there and ends with `...` inside its quotes. Map
-//! entries keep their order and are separated by `, ` as `pr-str` prints
-//! them. Pure functions, no I/O.
+//! characters is cut there and ends with `...` inside its quotes. Nested
+//! collections share one budget of `printable_limit` characters: once the
+//! text is that long, later items are left out as `...` (the first item of
+//! the outermost collection is always shown), so a sample of deeply nested
+//! data stays about one line long. Map entries keep their order and are
+//! separated by `, ` as `pr-str` prints them. Pure functions, no I/O.
 
 use std::fmt::Write;
 
@@ -63,9 +66,11 @@ pub fn to_clojure(value: &Value, opts: FormatOptions) -> (String, bool) {
 /// Append `value` to `out` as [`to_clojure`] formats it; returns whether
 /// anything was left out.
 pub fn write_clojure(out: &mut String, value: &Value, opts: FormatOptions) -> bool {
+    let start = out.len();
     let mut w = Writer {
         out,
         opts,
+        start,
         truncated: false,
     };
     let top_note = w.value(value, 0);
@@ -78,6 +83,8 @@ pub fn write_clojure(out: &mut String, value: &Value, opts: FormatOptions) -> bo
 struct Writer<'a> {
     out: &'a mut String,
     opts: FormatOptions,
+    /// Where this value's text starts in `out`, for the shared budget.
+    start: usize,
     truncated: bool,
 }
 
@@ -99,15 +106,19 @@ impl Writer<'_> {
             Value::List(items) => self.seq("(", ")", items.len(), items.iter(), depth),
             Value::Set(items) => self.seq("#{", "}", items.len(), items.iter(), depth),
             Value::Map(m) => {
-                let shown = m.len().min(self.opts.limit);
+                let mut shown = 0;
                 self.out.push('{');
-                for (i, (k, v)) in m.iter().take(shown).enumerate() {
-                    if i > 0 {
+                for (k, v) in m.iter().take(self.opts.limit) {
+                    if self.over_budget(shown, depth) {
+                        break;
+                    }
+                    if shown > 0 {
                         self.out.push_str(", ");
                     }
                     self.value(k, depth + 1);
                     self.out.push(' ');
                     self.value(v, depth + 1);
+                    shown += 1;
                 }
                 self.cut(m.len(), shown, "}")
             }
@@ -126,15 +137,26 @@ impl Writer<'_> {
         items: impl Iterator<Item = &'v Value>,
         depth: usize,
     ) -> Option<(usize, usize)> {
-        let shown = len.min(self.opts.limit);
+        let mut shown = 0;
         self.out.push_str(open);
-        for (i, item) in items.take(shown).enumerate() {
-            if i > 0 {
+        for item in items.take(self.opts.limit) {
+            if self.over_budget(shown, depth) {
+                break;
+            }
+            if shown > 0 {
                 self.out.push(' ');
             }
             self.value(item, depth + 1);
+            shown += 1;
         }
         self.cut(len, shown, close)
+    }
+
+    /// True when the shared budget is spent and the next item (the
+    /// `shown`-th of a collection at `depth`) should be left out. The
+    /// outermost collection always shows its first item.
+    fn over_budget(&self, shown: usize, depth: usize) -> bool {
+        (shown > 0 || depth > 0) && self.out.len() - self.start >= self.opts.printable_limit
     }
 
     fn cut(&mut self, len: usize, shown: usize, close: &str) -> Option<(usize, usize)> {
