@@ -28,7 +28,7 @@
 //! assert_eq!(session.memory().entries[0].name, "hits");
 //! ```
 
-mod serde_value;
+pub mod serde_value;
 mod signature;
 mod tool;
 mod turn;
@@ -113,8 +113,8 @@ impl Session {
 
     /// Register a tool callable as `tool/name`. The signature uses the
     /// syntax of [`Signature`]; a bad name or signature is an error and
-    /// registers nothing. See the [`tool`](ToolArgs) docs for how call
-    /// arguments reach the handler.
+    /// registers nothing. See [`bind_args`] for how the arguments of a
+    /// call reach the handler.
     pub fn register_tool<F>(
         &mut self,
         name: &str,

@@ -1,25 +1,7 @@
 //! Host tools: a name, a parsed signature, a description and a handler,
 //! and the rule that turns the arguments of a call into named arguments.
 //!
-//! # The argument convention
-//!
-//! A program may call a tool in two ways:
-//!
-//! - **Named**: `(tool/search {:query "x" :limit 5})` — exactly one
-//!   argument, a map whose keys (keywords or strings) are all parameter
-//!   names of the signature. A tool whose signature declares no parameters
-//!   takes any single map as its named arguments.
-//! - **Positional**: `(tool/search "x" 5)` — the i-th argument binds the
-//!   i-th parameter of the signature.
-//!
-//! A single map that is not a set of named arguments binds the first
-//! parameter when that parameter accepts a map (`:map`, `:any` or a
-//! `{...}` record); otherwise the call is rejected with a message naming
-//! the unknown keys and the expected ones. Required parameters (those not
-//! marked `?`) must be present; types are documentation and are not
-//! checked. The handler receives both views: [`ToolArgs::named`] (a map
-//! with the arguments by name) and [`ToolArgs::positional`] (the arguments
-//! exactly as written).
+//! See [`bind_args`] for how call arguments reach a handler.
 //!
 //! This module calls handlers but does no I/O itself.
 
@@ -132,7 +114,7 @@ fn valid_name(name: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '?' | '!'))
 }
 
-/// The arguments a handler receives.
+/// The arguments a handler receives (see [`bind_args`]).
 #[derive(Debug, Clone, Default)]
 pub struct ToolArgs {
     named: Map,
@@ -211,7 +193,29 @@ fn key_name(k: &Value) -> Option<&str> {
     }
 }
 
-/// Apply the argument convention of the module docs.
+/// Apply the argument convention to the arguments of a call.
+///
+/// # The argument convention
+///
+/// A program may call a tool in two ways:
+///
+/// - **Named**: `(tool/search {:query "x" :limit 5})` — exactly one
+///   argument, a map whose keys (keywords or strings) are all parameter
+///   names of the signature. A tool whose signature declares no parameters
+///   takes any single map as its named arguments.
+/// - **Positional**: `(tool/search "x" 5)` — the i-th argument binds the
+///   i-th parameter of the signature.
+///
+/// A single map that is not a set of named arguments binds the first
+/// parameter when that parameter accepts a map (`:map`, `:any` or a
+/// `{...}` record); otherwise the call is rejected with a message naming
+/// the unknown keys and the expected ones. More positional arguments than
+/// parameters is an error, except for a tool that declares no parameters,
+/// which receives whatever was passed. Required parameters (those not
+/// marked `?`) must be present and not nil; types are documentation and
+/// are not checked. The handler receives both views: [`ToolArgs::named`] (a map
+/// with the arguments by name) and [`ToolArgs::positional`] (the arguments
+/// exactly as written).
 pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
     let params = spec.signature.params();
     let positional = args.to_vec();

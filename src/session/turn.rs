@@ -15,7 +15,7 @@ use crate::value::Value;
 /// One turn: the program the model wrote and everything its run produced.
 ///
 /// Values are serialized in the tagged JSON form of
-/// [`serde_value`](super::serde_value), so a turn round-trips through JSON.
+/// [`serde_value`](crate::session::serde_value), so a turn round-trips through JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Turn {
     /// 1-based position in the session.
