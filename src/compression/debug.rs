@@ -8,6 +8,13 @@ use super::format::{to_clojure, FormatOptions};
 use super::{CompressionStats, Message};
 use crate::session::{Turn, TurnOutcome};
 
+/// Values in the debug view: generous, but bounded so that a large data
+/// set cannot bury the rest of the view.
+const DEBUG_FORMAT: FormatOptions = FormatOptions {
+    limit: 50,
+    printable_limit: 4000,
+};
+
 const BOX_RULE: &str = "+---------------------------------------------------------+";
 
 /// The statistics box:
@@ -49,8 +56,9 @@ pub fn stats_box(stats: &CompressionStats) -> String {
     out
 }
 
-/// Every turn in full (programs, prints, tool calls with results and
-/// durations, result or error), then the messages the model received,
+/// Every turn (whole programs and prints; tool calls with results and
+/// durations, results and errors, with values cut at 50 items per
+/// collection and 4,000 characters), then the messages the model received,
 /// then the statistics box when there are stats.
 pub fn debug_view(
     turns: &[Turn],
@@ -79,11 +87,11 @@ pub fn debug_view(
                 let args: Vec<String> = call
                     .args
                     .iter()
-                    .map(|a| to_clojure(a, FormatOptions::FULL).0)
+                    .map(|a| to_clojure(a, DEBUG_FORMAT).0)
                     .collect();
                 let outcome = match (&call.result, &call.error) {
                     (_, Some(e)) => format!("error: {e}"),
-                    (Some(r), None) => to_clojure(r, FormatOptions::FULL).0,
+                    (Some(r), None) => to_clojure(r, DEBUG_FORMAT).0,
                     (None, None) => "nil".to_string(),
                 };
                 let _ = writeln!(
@@ -107,7 +115,7 @@ pub fn debug_view(
                 let _ = writeln!(out, ";; error: {e}");
             }
             (Some(v), None) => {
-                let _ = writeln!(out, ";; result: {}", to_clojure(v, FormatOptions::FULL).0);
+                let _ = writeln!(out, ";; result: {}", to_clojure(v, DEBUG_FORMAT).0);
             }
             (None, None) => {}
         }
