@@ -9,7 +9,11 @@ use clap::{Args, Parser, Subcommand};
 
 use ptc_lisp::error::Error;
 use ptc_lisp::eval::{self, DataHost, Globals, Limits, Outcome, Program, RunOptions};
-use ptc_lisp::value::pr_str;
+use ptc_lisp::value::{pr_str, write_pr_bounded};
+
+/// Results that share structure can print exponentially large; the
+/// printed result is cut at this size.
+const MAX_RESULT_BYTES: usize = 64 * 1024 * 1024;
 
 #[derive(Parser)]
 #[command(
@@ -146,7 +150,11 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
     }
     match out.result {
         Ok(Outcome::Value(v) | Outcome::Return(v)) => {
-            println!("{}", pr_str(&v));
+            let mut text = String::new();
+            if !write_pr_bounded(&mut text, &v, MAX_RESULT_BYTES) {
+                text.push_str(" ... (result cut at 64 MiB)");
+            }
+            println!("{text}");
             ExitCode::SUCCESS
         }
         Ok(Outcome::Fail(v)) => {

@@ -3,6 +3,8 @@
 #[macro_use]
 mod util;
 
+mod api;
+mod builtins;
 mod cli;
 mod compression;
 mod corpus;

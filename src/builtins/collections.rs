@@ -24,7 +24,7 @@ fn count(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 /// Sets have no order: `first`, `nth` and friends refuse them (spec §3.9).
-fn ordered_items(who: &str, v: &Value) -> Result<Vec<Value>, Error> {
+pub(super) fn ordered_items(who: &str, v: &Value) -> Result<Vec<Value>, Error> {
     match v {
         Value::Set(_) => Err(Error::type_error(format!(
             "`{who}` does not work on sets, which are unordered; use `(sort s)` or `(vec s)` first"
@@ -33,7 +33,7 @@ fn ordered_items(who: &str, v: &Value) -> Result<Vec<Value>, Error> {
     }
 }
 
-fn first(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+pub(super) fn first(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(match &args[0] {
         Value::Vector(v) | Value::List(v) => v.front().cloned().unwrap_or(Value::Nil),
         other => ordered_items("first", other)?
@@ -68,7 +68,7 @@ fn rest(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, items.into_iter().skip(1).collect())
 }
 
-fn next(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+pub(super) fn next(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let r = rest(interp, args)?;
     Ok(match &r {
         Value::Vector(v) if v.is_empty() => Value::Nil,
@@ -128,7 +128,23 @@ fn drop_while(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, items[start..].to_vec())
 }
 
+/// `(map f)` and friends are transducers in Clojure; without a
+/// collection they are an error that says so.
+pub(super) fn no_transducer(who: &str, args: &[Value]) -> EvalResult<()> {
+    if args.len() > 1 {
+        return Ok(());
+    }
+    Err(Error::unsupported(format!(
+        "Transducers are not supported: `({who} f)` needs a collection argument"
+    ))
+    .with_hint(format!(
+        "call it on the collection directly, e.g. `({who} f coll)` or `(->> coll ({who} f))`"
+    ))
+    .into())
+}
+
 fn filter(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    no_transducer("filter", args)?;
     let mut out = Vec::new();
     for item in seq_items(&args[1], "filter")? {
         if interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
@@ -139,6 +155,7 @@ fn filter(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn remove(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    no_transducer("remove", args)?;
     let mut out = Vec::new();
     for item in seq_items(&args[1], "remove")? {
         if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
@@ -165,6 +182,7 @@ fn find(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn map(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    no_transducer("map", args)?;
     let f = &args[0];
     if args.len() == 2 {
         let items = seq_items(&args[1], "map")?;
@@ -359,9 +377,11 @@ fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, out)
 }
 
+/// `(partition n step? pad? coll)`: with `pad`, the last incomplete group
+/// is filled from it (and may stay short), as in Clojure.
 fn partition(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let n = expect_int("partition", &args[0])?;
-    let step = if args.len() == 3 {
+    let step = if args.len() >= 3 {
         expect_int("partition", &args[1])?
     } else {
         n
@@ -369,6 +389,10 @@ fn partition(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     if n <= 0 || step <= 0 {
         return Err(Error::execution("`partition` needs a positive size and step").into());
     }
+    let pad = match args {
+        [_, _, pad, _] => Some(seq_items(pad, "partition")?),
+        _ => None,
+    };
     let items = seq_items(args.last().expect("arity"), "partition")?;
     let (n, step) = (n as usize, step as usize);
     let mut out = Vec::new();
@@ -376,6 +400,13 @@ fn partition(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     while i + n <= items.len() {
         out.push(Value::vector(items[i..i + n].iter().cloned()));
         i += step;
+    }
+    if let Some(pad) = pad {
+        if i < items.len() {
+            let missing = n - (items.len() - i);
+            let group = items[i..].iter().chain(pad.iter().take(missing)).cloned();
+            out.push(Value::vector(group));
+        }
     }
     vector_result(interp, out)
 }
@@ -419,7 +450,7 @@ fn conj(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(out)
 }
 
-fn conj_entry(m: &mut Map, item: &Value) -> Result<(), Error> {
+pub(super) fn conj_entry(m: &mut Map, item: &Value) -> Result<(), Error> {
     match item {
         Value::Vector(kv) if kv.len() == 2 => {
             m.insert(kv[0].clone(), kv[1].clone());
@@ -453,6 +484,18 @@ fn concat(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn into(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    match args {
+        [] => return Ok(Value::vector([])),
+        [to] => return Ok(to.clone()),
+        [_, _, _] => {
+            return Err(Error::unsupported(
+                "Transducers are not supported, so `into` takes no transform argument",
+            )
+            .with_hint("transform first, then pour: `(into [] (map f coll))`")
+            .into())
+        }
+        _ => {}
+    }
     let items = seq_items(&args[1], "into")?;
     let mut all = vec![args[0].clone()];
     all.extend(items);
@@ -681,7 +724,7 @@ fn numeric_fields(
     Ok(out)
 }
 
-fn sum_values(who: &str, values: &[Value]) -> EvalResult {
+pub(super) fn sum_values(who: &str, values: &[Value]) -> EvalResult {
     let mut int_sum: i64 = 0;
     let mut float_sum = 0.0;
     let mut any_float = false;
@@ -724,9 +767,15 @@ fn avg_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::Float(total.sum::<f64>() / values.len() as f64))
 }
 
+/// `(min-by f coll)`, or `(min-by f x y & more)` over the arguments.
 fn extreme_by(interp: &mut Interp<'_>, who: &str, args: &[Value], want: Ordering) -> EvalResult {
+    let items = match args {
+        [_, coll] => seq_items(coll, who)?,
+        [_, items @ ..] => items.to_vec(),
+        [] => unreachable!("arity checked"),
+    };
     let mut best: Option<(Value, Value)> = None;
-    for item in seq_items(&args[1], who)? {
+    for item in items {
         let k = key_of(interp, &args[0], &item)?;
         if k.is_nil() {
             continue;
@@ -900,17 +949,17 @@ pub(super) fn register(r: &mut Registry) {
         "Items after pred first fails. `(drop-while pos? [1 -1 2])` => `[-1 2]`.",
         drop_while,
     );
-    r.add("filter", "[pred coll]", 2, 2, "Items for which pred is truthy; maps give [k v] pairs. `(filter even? [1 2 3 4])` => `[2 4]`.", filter);
+    r.add("filter", "[pred coll]", 1, 2, "Items for which pred is truthy; maps give [k v] pairs. `(filter even? [1 2 3 4])` => `[2 4]`.", filter);
     r.add(
         "remove",
         "[pred coll]",
-        2,
+        1,
         2,
         "Items for which pred is falsy. `(remove even? [1 2 3])` => `[1 3]`.",
         remove,
     );
     r.add("find", "[pred coll]", 2, 2, "The first item for which pred is truthy, or nil; with a map first, Clojure's `(find m k)` entry. `(find even? [1 2 4])` => `2`.", find);
-    r.add("map", "[f coll & colls]", 2, MANY, "Apply f to each item (or to items of several collections in step). `(map inc [1 2])` => `[2 3]`.", map);
+    r.add("map", "[f coll & colls]", 1, MANY, "Apply f to each item (or to items of several collections in step). `(map inc [1 2])` => `[2 3]`.", map);
     r.alias("mapv", "map");
     r.add(
         "map-indexed",
@@ -953,7 +1002,7 @@ pub(super) fn register(r: &mut Registry) {
         "The items without duplicates, first occurrence kept. `(distinct [1 2 1])` => `[1 2]`.",
         distinct,
     );
-    r.add("partition", "[n step? coll]", 2, 3, "Groups of n items (every step items); an incomplete last group is dropped. `(partition 2 [1 2 3 4 5])` => `[[1 2] [3 4]]`.", partition);
+    r.add("partition", "[n step? pad? coll]", 2, 4, "Groups of n items (every step items); an incomplete last group is dropped unless a pad collection fills it. `(partition 2 [1 2 3 4 5])` => `[[1 2] [3 4]]`.", partition);
     r.add("conj", "[coll & xs]", 1, MANY, "Add items: at the end of vectors, the front of lists, into sets and maps. `(conj [1 2] 3)` => `[1 2 3]`.", conj);
     r.add(
         "concat",
@@ -963,14 +1012,7 @@ pub(super) fn register(r: &mut Registry) {
         "All items of the collections in order. `(concat [1] [2 3])` => `[1 2 3]`.",
         concat,
     );
-    r.add(
-        "into",
-        "[to from]",
-        2,
-        2,
-        "Add every item of from to to. `(into {} [[:a 1]])` => `{:a 1}`.",
-        into,
-    );
+    r.add("into", "[to from]", 0, 3, "Add every item of from to to (the transducer form is not supported). `(into {} [[:a 1]])` => `{:a 1}`.", into);
     r.add("flatten", "[coll]", 1, 1, "Nested vectors and lists flattened into one vector. `(flatten [[1 2] [3 [4]]])` => `[1 2 3 4]`.", flatten);
     r.add(
         "interleave",
@@ -1063,15 +1105,8 @@ pub(super) fn register(r: &mut Registry) {
         "Average of a numeric field, nil for no values. `(avg-by :n [{:n 1} {:n 2}])` => `1.5`.",
         avg_by,
     );
-    r.add("min-by", "[key coll]", 2, 2, "The item with the smallest field value (nil fields skipped). `(min-by :n [{:n 2} {:n 1}])` => `{:n 1}`.", min_by);
-    r.add(
-        "max-by",
-        "[key coll]",
-        2,
-        2,
-        "The item with the largest field value. `(max-by :n [{:n 2} {:n 1}])` => `{:n 2}`.",
-        max_by,
-    );
+    r.add("min-by", "[key coll] or [key x y & more]", 2, MANY, "The item with the smallest field value (nil fields skipped). `(min-by :n [{:n 2} {:n 1}])` => `{:n 1}`.", min_by);
+    r.add("max-by", "[key coll] or [key x y & more]", 2, MANY, "The item with the largest field value (nil fields skipped). `(max-by :n [{:n 2} {:n 1}])` => `{:n 2}`.", max_by);
     r.add(
         "min-key",
         "[f x & xs]",

@@ -312,7 +312,7 @@ pub(super) fn register(r: &mut Registry) {
         "A function returning the first truthy (p arg). `((some-fn :a :b) {:b 2})` => `2`.",
         some_fn,
     );
-    r.add("all-of", "[& preds]", 0, MANY, "A predicate true when all preds hold (vacuously true). `(filter (all-of (where :a = 1) (where :b = 2)) [{:a 1 :b 2}])` => `[{:a 1 :b 2}]`.", all_of);
+    r.add("all-of", "[& preds]", 0, MANY, "A predicate true when all preds hold (vacuously true). `(filter (all-of (where :a = 1) (where :b = 2)) [{:a 1 :b 2}])` => `[{:a 1, :b 2}]`.", all_of);
     r.add("any-of", "[& preds]", 0, MANY, "A predicate true when any pred holds. `(count (filter (any-of (where :a = 1) (where :a = 2)) [{:a 1} {:a 3}]))` => `1`.", any_of);
     r.add("none-of", "[& preds]", 0, MANY, "A predicate true when no pred holds. `(count (filter (none-of (where :a = 1)) [{:a 1} {:a 2}]))` => `1`.", none_of);
 }

@@ -95,42 +95,63 @@ pub(crate) fn vector_result(interp: &Interp<'_>, items: Vec<Value>) -> EvalResul
     Ok(Value::vector(items))
 }
 
-/// Join values as `println` and `str` do.
-fn joined(args: &[Value], sep: &str, readable: bool) -> String {
+/// Join values as `println` and `str` do, writing at most `limit` bytes
+/// (more only by the last character). Returns the text and whether it is
+/// complete.
+fn joined(args: &[Value], sep: &str, readable: bool, limit: usize) -> (String, bool) {
     let mut out = String::new();
     for (i, a) in args.iter().enumerate() {
         if i > 0 {
             out.push_str(sep);
         }
-        if readable {
-            crate::value::write_pr(&mut out, a);
+        let complete = if readable {
+            crate::value::write_pr_bounded(&mut out, a, limit)
         } else {
-            crate::value::write_str(&mut out, a);
+            crate::value::write_str_bounded(&mut out, a, limit)
+        };
+        if !complete {
+            return (out, false);
         }
     }
-    out
+    let complete = out.len() < limit;
+    (out, complete)
+}
+
+/// The text of a `println`/`prn` call: only a little more than the
+/// per-call truncation is ever built.
+fn print_args(interp: &mut Interp<'_>, args: &[Value], readable: bool) -> EvalResult {
+    let limit = interp
+        .limits
+        .println_truncate
+        .saturating_mul(4)
+        .saturating_add(4);
+    let (line, _) = joined(args, " ", readable, limit);
+    interp.print_line(line)?;
+    Ok(Value::Nil)
 }
 
 fn println(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let line = joined(args, " ", false);
-    interp.print_line(line)?;
-    Ok(Value::Nil)
+    print_args(interp, args, false)
 }
 
 fn prn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let line = joined(args, " ", true);
-    interp.print_line(line)?;
-    Ok(Value::Nil)
+    print_args(interp, args, true)
 }
 
-fn str_fn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let s = joined(args, "", false);
+/// Text for `str`/`pr-str`, an error past the collection-size limit.
+fn text(interp: &mut Interp<'_>, args: &[Value], sep: &str, readable: bool) -> EvalResult {
+    let limit = interp.limits.max_collection.saturating_add(1);
+    let (s, _) = joined(args, sep, readable, limit);
     interp.check_size(s.len())?;
     Ok(Value::from(s))
 }
 
-fn pr_str_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::from(joined(args, " ", true)))
+fn str_fn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    text(interp, args, "", false)
+}
+
+fn pr_str_fn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    text(interp, args, " ", true)
 }
 
 fn identity(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

@@ -221,6 +221,65 @@ fn zipmap(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::map(ks.into_iter().zip(vs).collect()))
 }
 
+fn merge_with(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let (f, maps) = args.split_first().expect("arity checked");
+    let mut out: Option<Map> = None;
+    for a in maps {
+        let Some(m) = expect_map("merge-with", a)? else {
+            continue;
+        };
+        let Some(acc) = &mut out else {
+            out = Some(m.clone());
+            continue;
+        };
+        for (k, v) in m.iter() {
+            let merged = match acc.get(k) {
+                Some(old) => interp.call(f, &[old.clone(), v.clone()])?,
+                None => v.clone(),
+            };
+            acc.insert(k.clone(), merged);
+        }
+    }
+    Ok(out.map(Value::map).unwrap_or(Value::Nil))
+}
+
+/// `(reduce-kv f init coll)` over a map's entries or a vector's indices.
+fn reduce_kv(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let f = &args[0];
+    let mut acc = args[1].clone();
+    match &args[2] {
+        Value::Map(m) => {
+            for (k, v) in m.iter() {
+                acc = interp.call(f, &[acc, k.clone(), v.clone()])?;
+            }
+        }
+        Value::Vector(items) => {
+            for (i, v) in items.iter().enumerate() {
+                acc = interp.call(f, &[acc, Value::Int(i as i64), v.clone()])?;
+            }
+        }
+        Value::Nil => {}
+        other => return Err(type_error("reduce-kv", "a map or vector", other).into()),
+    }
+    Ok(acc)
+}
+
+/// The parts of a map entry, which is a `[key value]` vector here.
+fn entry_part(who: &str, v: &Value, index: usize) -> EvalResult {
+    match v.as_seq() {
+        Some(kv) if kv.len() == 2 => Ok(kv[index].clone()),
+        _ => Err(type_error(who, "a map entry (a [key value] pair)", v).into()),
+    }
+}
+
+fn key(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    entry_part("key", &args[0], 0)
+}
+
+fn val(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    entry_part("val", &args[0], 1)
+}
+
 pub(super) fn register(r: &mut Registry) {
     r.add("get", "[m key default?]", 2, 3, "The value for key (keyword and string keys match each other), or default. `(get {:a 1} :a)` => `1`.", get_fn);
     r.add(
@@ -321,5 +380,24 @@ pub(super) fn register(r: &mut Registry) {
         2,
         "A map pairing keys with values. `(zipmap [:a :b] [1 2])` => `{:a 1, :b 2}`.",
         zipmap,
+    );
+    r.alias("array-map", "hash-map");
+    r.add("merge-with", "[f & maps]", 1, MANY, "Merge maps left to right, combining the values of a repeated key with (f old new). `(merge-with + {:a 1} {:a 2 :b 3})` => `{:a 3, :b 3}`.", merge_with);
+    r.add("reduce-kv", "[f init coll]", 3, 3, "Reduce a map with (f acc key value), or a vector with (f acc index item). `(reduce-kv (fn [acc k v] (+ acc v)) 0 {:a 1 :b 2})` => `3`.", reduce_kv);
+    r.add(
+        "key",
+        "[entry]",
+        1,
+        1,
+        "The key of a map entry. `(key (first {:a 1}))` => `:a`.",
+        key,
+    );
+    r.add(
+        "val",
+        "[entry]",
+        1,
+        1,
+        "The value of a map entry. `(val (first {:a 1}))` => `1`.",
+        val,
     );
 }

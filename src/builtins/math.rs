@@ -68,14 +68,23 @@ fn fold(
 }
 
 fn add(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let [Value::Int(a), Value::Int(b)] = args {
+        return Ok(Value::Int(a.checked_add(*b).ok_or_else(|| overflow("+"))?));
+    }
     fold("+", args, 0, i64::checked_add, |a, b| a + b)
 }
 
 fn mul(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let [Value::Int(a), Value::Int(b)] = args {
+        return Ok(Value::Int(a.checked_mul(*b).ok_or_else(|| overflow("*"))?));
+    }
     fold("*", args, 1, i64::checked_mul, |a, b| a * b)
 }
 
 fn sub(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let [Value::Int(a), Value::Int(b)] = args {
+        return Ok(Value::Int(a.checked_sub(*b).ok_or_else(|| overflow("-"))?));
+    }
     if let [x] = args {
         return match num("-", x)? {
             Num::I(i) => Ok(Value::Int(i.checked_neg().ok_or_else(|| overflow("-"))?)),
@@ -275,6 +284,9 @@ fn num_eq(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 /// `<` and friends compare numbers only (spec §11.3); NaN compares false.
 fn ordered(who: &'static str, args: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
+    if let [Value::Int(a), Value::Int(b)] = args {
+        return Ok(Value::Bool(ok(a.cmp(b))));
+    }
     for a in args {
         num(who, a)?;
     }

@@ -4,14 +4,25 @@
 //! The same docs feed `:doc` in the REPL and the language reference in
 //! the system prompt.
 
+mod bitwise;
 mod collections;
 mod combinators;
 mod core;
+mod dates;
+mod format;
+mod interop;
+mod java;
+mod json;
 mod maps;
 mod math;
 mod predicates;
+mod reference;
 mod regex;
+mod sequences;
+mod sets;
 mod strings;
+mod unsupported;
+mod walk;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -155,16 +166,48 @@ impl Registry {
         if let Some(n) = near.first() {
             err = err.with_hint(format!("did you mean `{n}`?"));
         } else if !group.is_empty() {
+            // Namespace-registered names (`clojure.set/select`) are shown
+            // by their local name, as the model would write them.
             let mut names: Vec<&str> = self
                 .builtins
                 .iter()
                 .filter(|b| b.group == group)
-                .map(|b| b.name)
+                .map(|b| b.name.rsplit('/').next().unwrap_or(b.name))
                 .collect();
             names.sort_unstable();
             err = err.with_hint(format!("available {group} functions: {}", names.join(", ")));
         }
         err
+    }
+
+    /// The error for an unknown Java-style name: `.method` (a method
+    /// call) or `Class.` (a constructor); None for any other name.
+    pub(crate) fn interop_error(&self, name: &str) -> Option<Error> {
+        let (what, matches): (&str, fn(&str) -> bool) = if name.len() > 1 && name.starts_with('.') {
+            ("method", |n| n.starts_with('.'))
+        } else if name.len() > 1 && name.ends_with('.') {
+            ("constructor", |n| n.ends_with('.') && n.len() > 1)
+        } else {
+            return None;
+        };
+        let mut names: Vec<&str> = self
+            .by_name
+            .keys()
+            .copied()
+            .filter(|n| matches(n))
+            .collect();
+        names.sort_unstable();
+        let err = Error::new(
+            ErrorKind::Undefined,
+            format!("The Java {what} `{name}` is not supported"),
+        );
+        let supported = format!("supported {what}s: {}", names.join(", "));
+        Some(
+            match crate::error::suggest(name, names.iter().copied()).first() {
+                Some(near) => err.with_hint(format!("did you mean `{near}`? {supported}")),
+                None => err.with_hint(supported),
+            },
+        )
     }
 
     /// A hint for an unknown `Namespace/name` (Java interop and such).
@@ -192,20 +235,37 @@ pub fn registry() -> &'static Registry {
         let mut r = Registry::new();
         r.group = "math";
         math::register(&mut r);
+        bitwise::register(&mut r);
+        r.group = "java";
+        java::register(&mut r);
+        interop::register(&mut r);
         r.group = "predicates";
         predicates::register(&mut r);
         r.group = "collections";
         collections::register(&mut r);
+        sequences::register(&mut r);
         r.group = "maps";
         maps::register(&mut r);
+        r.group = "sets";
+        sets::register(&mut r);
+        r.group = "walk";
+        walk::register(&mut r);
         r.group = "strings";
         strings::register(&mut r);
+        format::register(&mut r);
         r.group = "regex";
         regex::register(&mut r);
+        r.group = "dates";
+        dates::register(&mut r);
+        r.group = "json";
+        json::register(&mut r);
         r.group = "functions";
         combinators::register(&mut r);
         r.group = "core";
         self::core::register(&mut r);
+        // Refused names, so that a docs listing can leave them out.
+        r.group = "unsupported";
+        unsupported::register(&mut r);
         r
     })
 }

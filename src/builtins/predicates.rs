@@ -5,7 +5,7 @@ use crate::eval::{EvalResult, Interp};
 use crate::value::Value;
 
 use super::core::type_error;
-use super::Registry;
+use super::{Registry, MANY};
 
 macro_rules! type_predicate {
     ($fn_name:ident, $pattern:pat) => {
@@ -50,6 +50,32 @@ type_predicate!(is_coll, Value::Vector(_) | Value::List(_));
 type_predicate!(is_sequential, Value::Vector(_) | Value::List(_));
 type_predicate!(is_fn, Value::Native(_) | Value::Fn(_));
 type_predicate!(is_regex, Value::Regex(_));
+type_predicate!(
+    is_ifn,
+    Value::Native(_)
+        | Value::Fn(_)
+        | Value::Keyword(_)
+        | Value::Map(_)
+        | Value::Set(_)
+        | Value::Vector(_)
+        | Value::Var(_)
+);
+// There are no lazy sequences: vectors and lists are the sequences.
+type_predicate!(is_seq, Value::Vector(_) | Value::List(_));
+type_predicate!(
+    is_seqable,
+    Value::Nil | Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Str(_)
+);
+type_predicate!(is_associative, Value::Vector(_) | Value::Map(_));
+type_predicate!(is_indexed, Value::Vector(_));
+type_predicate!(is_reversible, Value::Vector(_));
+type_predicate!(
+    is_counted,
+    Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)
+);
+type_predicate!(is_nat_int, Value::Int(0..));
+type_predicate!(is_pos_int, Value::Int(1..));
+type_predicate!(is_neg_int, Value::Int(..0));
 
 fn is_char(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::Bool(
@@ -94,6 +120,35 @@ fn is_even(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn is_odd(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::Bool(integer("odd?", &args[0])? % 2 != 0))
+}
+
+/// For `sorted?`, `ratio?` and `decimal?`: there are no sorted
+/// collections, ratios or big decimals.
+fn never(_: &mut Interp<'_>, _: &[Value]) -> EvalResult {
+    Ok(Value::Bool(false))
+}
+
+fn any(_: &mut Interp<'_>, _: &[Value]) -> EvalResult {
+    Ok(Value::Bool(true))
+}
+
+fn is_nan(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(number("NaN?", &args[0])?.is_nan()))
+}
+
+fn is_infinite(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(number("infinite?", &args[0])?.is_infinite()))
+}
+
+fn is_distinct(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut seen = crate::value::Set::new();
+    for a in args {
+        if seen.contains(a) {
+            return Ok(Value::Bool(false));
+        }
+        seen.insert(a.clone());
+    }
+    Ok(Value::Bool(true))
 }
 
 pub(super) fn register(r: &mut Registry) {
@@ -244,7 +299,7 @@ pub(super) fn register(r: &mut Registry) {
         "True for functions. `(fn? inc)` => `true`.",
         is_fn,
     );
-    r.alias("ifn?", "fn?");
+    r.add("ifn?", "[x]", 1, 1, "True for anything that can be called: functions, keywords, maps, sets and vectors. `(ifn? :a)` => `true`.", is_ifn);
     r.add(
         "regex?",
         "[x]",
@@ -300,5 +355,134 @@ pub(super) fn register(r: &mut Registry) {
         1,
         "True if the integer is odd. `(odd? 3)` => `true`.",
         is_odd,
+    );
+    r.add(
+        "any?",
+        "[x]",
+        1,
+        1,
+        "Always true. `(any? nil)` => `true`.",
+        any,
+    );
+    r.add(
+        "distinct?",
+        "[x & ys]",
+        1,
+        MANY,
+        "True if no two arguments are equal. `(distinct? 1 2 1)` => `false`.",
+        is_distinct,
+    );
+    r.add("seq?", "[x]", 1, 1, "True for vectors and lists, the sequences of PTC-Lisp (there are no lazy sequences). `(seq? [1])` => `true`.", is_seq);
+    r.add(
+        "seqable?",
+        "[x]",
+        1,
+        1,
+        "True for what `seq` accepts: collections, strings and nil. `(seqable? \"ab\")` => `true`.",
+        is_seqable,
+    );
+    r.add(
+        "associative?",
+        "[x]",
+        1,
+        1,
+        "True for maps and vectors (what `assoc` accepts). `(associative? [1])` => `true`.",
+        is_associative,
+    );
+    r.add(
+        "indexed?",
+        "[x]",
+        1,
+        1,
+        "True for vectors. `(indexed? [1])` => `true`.",
+        is_indexed,
+    );
+    r.add(
+        "reversible?",
+        "[x]",
+        1,
+        1,
+        "True for vectors (what `rseq` accepts). `(reversible? [1])` => `true`.",
+        is_reversible,
+    );
+    r.add(
+        "counted?",
+        "[x]",
+        1,
+        1,
+        "True for vectors, lists, maps and sets. `(counted? {})` => `true`.",
+        is_counted,
+    );
+    r.add(
+        "sorted?",
+        "[x]",
+        1,
+        1,
+        "Always false: there are no sorted collections. `(sorted? [1 2])` => `false`.",
+        never,
+    );
+    r.add(
+        "nat-int?",
+        "[x]",
+        1,
+        1,
+        "True for integers of zero or more. `(nat-int? 0)` => `true`.",
+        is_nat_int,
+    );
+    r.add(
+        "pos-int?",
+        "[x]",
+        1,
+        1,
+        "True for integers above zero. `(pos-int? 0)` => `false`.",
+        is_pos_int,
+    );
+    r.add(
+        "neg-int?",
+        "[x]",
+        1,
+        1,
+        "True for integers below zero. `(neg-int? -1)` => `true`.",
+        is_neg_int,
+    );
+    r.add(
+        "NaN?",
+        "[x]",
+        1,
+        1,
+        "True if the number is NaN. `(NaN? ##NaN)` => `true`.",
+        is_nan,
+    );
+    r.add(
+        "infinite?",
+        "[x]",
+        1,
+        1,
+        "True if the number is positive or negative infinity. `(infinite? ##Inf)` => `true`.",
+        is_infinite,
+    );
+    r.add(
+        "rational?",
+        "[x]",
+        1,
+        1,
+        "True for integers (there are no ratios). `(rational? 1)` => `true`.",
+        is_int,
+    );
+    r.add(
+        "ratio?",
+        "[x]",
+        1,
+        1,
+        "Always false: there are no ratios. `(ratio? 1)` => `false`.",
+        never,
+    );
+    r.add(
+        "decimal?",
+        "[x]",
+        1,
+        1,
+        "Always false: there are no big decimals. `(decimal? 1.5)` => `false`.",
+        never,
     );
 }

@@ -137,12 +137,60 @@ pub(crate) fn split(re: &Regex, s: &str) -> Result<Vec<Value>, Error> {
     Ok(out)
 }
 
-/// Replace every match; `$1` in the replacement refers to groups.
-pub(crate) fn replace_all(re: &Regex, s: &str, replacement: &str) -> Result<String, Error> {
-    re.regex
-        .try_replacen(truncated(s), 0, replacement)
-        .map(|c| c.into_owned())
-        .map_err(match_error)
+/// Replace the first `limit` matches (all for 0); `$1` in the
+/// replacement refers to groups. Text past the searched prefix is kept.
+pub(crate) fn replace_n(
+    re: &Regex,
+    s: &str,
+    limit: usize,
+    replacement: &str,
+) -> Result<String, Error> {
+    let searched = truncated(s);
+    let mut out = re
+        .regex
+        .try_replacen(searched, limit, replacement)
+        .map_err(match_error)?
+        .into_owned();
+    out.push_str(&s[searched.len()..]);
+    Ok(out)
+}
+
+/// Replace the first `limit` matches (all for 0) by `(str (f match))`,
+/// the match given as `re-find` returns it.
+pub(crate) fn replace_with_fn(
+    interp: &mut Interp<'_>,
+    re: &Regex,
+    s: &str,
+    limit: usize,
+    f: &Value,
+) -> EvalResult<String> {
+    let searched = truncated(s);
+    let mut out = String::new();
+    let mut last = 0;
+    for (n, caps) in re.regex.captures_iter(searched).enumerate() {
+        if limit != 0 && n == limit {
+            break;
+        }
+        let caps = caps.map_err(match_error)?;
+        let whole = caps.get(0).expect("group 0 is the match");
+        out.push_str(&s[last..whole.start()]);
+        let replacement = interp.call(f, &[match_value(&caps)])?;
+        crate::value::write_str(&mut out, &replacement);
+        interp.check_size(out.len())?;
+        last = whole.end();
+    }
+    out.push_str(&s[last..]);
+    Ok(out)
+}
+
+/// Java's `String.split(regex, limit)`: at most `limit` parts, the last
+/// holding the rest of the text.
+pub(crate) fn splitn(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    for part in re.regex.splitn(truncated(s), limit) {
+        out.push(Value::from(part.map_err(match_error)?));
+    }
+    Ok(out)
 }
 
 pub(super) fn register(r: &mut Registry) {

@@ -18,7 +18,7 @@ fn subs(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     };
     if start < 0 || end < start || end as usize > chars.len() {
         return Err(Error::execution(format!(
-            "`subs` range {start}..{end} is out of bounds for a string of length {}",
+            "`subs` indexes {start} to {end} are out of range for a string of length {}",
             chars.len()
         ))
         .into());
@@ -28,22 +28,46 @@ fn subs(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::from(out))
 }
 
-fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+/// `(split s sep limit?)` with Java's `String.split` rules: a positive
+/// limit caps the number of parts, zero (the default) also drops trailing
+/// empty strings, a negative limit keeps them.
+pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = expect_str("split", &args[0])?;
-    let parts: Vec<Value> = match &args[1] {
-        Value::Str(sep) if sep.is_empty() => s.chars().map(|c| Value::Str(char_str(c))).collect(),
-        Value::Str(sep) => s.split(sep.as_str()).map(Value::from).collect(),
-        Value::Regex(r) => super::regex::split(r, s)?,
-        other => return Err(type_error("split", "a string or regex separator", other).into()),
+    let limit = match args.get(2) {
+        Some(l) => expect_int("split", l)?,
+        None => 0,
     };
-    let mut parts = parts;
-    // Like Java's String.split, trailing empty strings are dropped.
-    if matches!(&args[1], Value::Regex(_)) {
-        while matches!(parts.last(), Some(Value::Str(p)) if p.is_empty()) && parts.len() > 1 {
+    let cap = usize::try_from(limit).ok().filter(|&n| n > 0);
+    let mut parts: Vec<Value> = match (&args[1], cap) {
+        (Value::Str(sep), cap) if sep.is_empty() => split_chars(s, cap),
+        (Value::Str(sep), None) => s.split(sep.as_str()).map(Value::from).collect(),
+        (Value::Str(sep), Some(n)) => s.splitn(n, sep.as_str()).map(Value::from).collect(),
+        (Value::Regex(r), None) => super::regex::split(r, s)?,
+        (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
+        (other, _) => return Err(type_error("split", "a string or regex separator", other).into()),
+    };
+    // As in Java, a string with no separator in it stays whole (even when
+    // empty); otherwise every trailing empty part goes.
+    if limit == 0 && parts.len() > 1 {
+        while matches!(parts.last(), Some(Value::Str(p)) if p.is_empty()) {
             parts.pop();
         }
     }
     vector_result(interp, parts)
+}
+
+/// Split into characters, the last part holding the rest past `cap`.
+fn split_chars(s: &str, cap: Option<usize>) -> Vec<Value> {
+    let cap = cap.unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    for (i, (at, c)) in s.char_indices().enumerate() {
+        if i + 1 == cap {
+            out.push(Value::from(&s[at..]));
+            break;
+        }
+        out.push(Value::Str(char_str(c)));
+    }
+    out
 }
 
 fn split_lines(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -88,22 +112,84 @@ fn trimr(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::from(expect_str("trimr", &args[0])?.trim_end()))
 }
 
+/// `clojure.string/replace` (3 arguments: string or regex match; string
+/// or function replacement) or `clojure.core/replace` (2 arguments:
+/// `(replace smap coll)`).
 fn replace(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let s = expect_str("replace", &args[0])?;
-    let out = match (&args[1], &args[2]) {
-        (Value::Str(from), Value::Str(to)) => s.replace(from.as_str(), to),
-        (Value::Regex(r), Value::Str(to)) => super::regex::replace_all(r, s, to)?,
-        (from, _) => {
-            return Err(type_error(
-                "replace",
-                "a string or regex pattern and a string replacement",
-                from,
-            )
-            .into())
+    match args {
+        [smap, coll] => replace_items(interp, smap, coll),
+        [s, pattern, replacement] => {
+            let out = replace_text(interp, "replace", s, pattern, replacement, 0)?;
+            interp.check_size(out.len())?;
+            Ok(Value::from(out))
         }
-    };
+        _ => unreachable!("arity checked"),
+    }
+}
+
+fn replace_first(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let out = replace_text(interp, "replace-first", &args[0], &args[1], &args[2], 1)?;
     interp.check_size(out.len())?;
     Ok(Value::from(out))
+}
+
+/// Replace the first `limit` matches (0 for all) of a string or regex.
+fn replace_text(
+    interp: &mut Interp<'_>,
+    who: &str,
+    s: &Value,
+    pattern: &Value,
+    replacement: &Value,
+    limit: usize,
+) -> EvalResult<String> {
+    let s = expect_str(who, s)?;
+    Ok(match (pattern, replacement) {
+        (Value::Str(from), Value::Str(to)) if limit == 0 => s.replace(from.as_str(), to),
+        (Value::Str(from), Value::Str(to)) => s.replacen(from.as_str(), to, limit),
+        (Value::Regex(r), Value::Str(to)) => super::regex::replace_n(r, s, limit, to)?,
+        (Value::Regex(r), f) if f.is_fn() => super::regex::replace_with_fn(interp, r, s, limit, f)?,
+        (Value::Str(from), f) if f.is_fn() => {
+            let literal = super::regex::compile_regex(&escape_regex(from))?;
+            let Value::Regex(r) = literal else {
+                unreachable!("compile_regex returns a regex")
+            };
+            super::regex::replace_with_fn(interp, &r, s, limit, f)?
+        }
+        (Value::Str(_) | Value::Regex(_), other) => {
+            return Err(type_error(who, "a string or function replacement", other).into())
+        }
+        (other, _) => return Err(type_error(who, "a string or regex pattern", other).into()),
+    })
+}
+
+/// A regex matching `s` literally.
+fn escape_regex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `(replace smap coll)`: items that are keys of smap replaced by their
+/// values.
+fn replace_items(interp: &mut Interp<'_>, smap: &Value, coll: &Value) -> EvalResult {
+    let Value::Map(m) = smap else {
+        return Err(type_error(
+            "replace",
+            "a map of replacements (or a string, pattern and replacement)",
+            smap,
+        )
+        .into());
+    };
+    let out = seq_items(coll, "replace")?
+        .into_iter()
+        .map(|x| m.get(&x).cloned().unwrap_or(x))
+        .collect();
+    vector_result(interp, out)
 }
 
 fn upper(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -190,6 +276,134 @@ fn keyword(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     }
 }
 
+fn blank(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(match &args[0] {
+        Value::Nil => true,
+        other => expect_str("blank?", other)?.trim().is_empty(),
+    }))
+}
+
+fn capitalize(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("capitalize", &args[0])?;
+    let mut chars = s.chars();
+    Ok(Value::from(match chars.next() {
+        Some(first) => first
+            .to_uppercase()
+            .chain(chars.as_str().to_lowercase().chars())
+            .collect::<String>(),
+        None => String::new(),
+    }))
+}
+
+fn string_reverse(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("clojure.string/reverse", &args[0])?;
+    Ok(Value::from(s.chars().rev().collect::<String>()))
+}
+
+/// The byte offset of character `i`, or the length past the end.
+fn byte_of_char(s: &str, i: usize) -> usize {
+    s.char_indices().nth(i).map_or(s.len(), |(b, _)| b)
+}
+
+fn char_index(s: &str, byte: usize) -> Value {
+    Value::Int(s[..byte].chars().count() as i64)
+}
+
+/// The text searched for by `index-of`: a string or a character.
+fn needle<'a>(who: &str, v: &'a Value) -> Result<&'a str, Error> {
+    match v {
+        Value::Str(s) => Ok(s),
+        other => Err(type_error(who, "a string or character to look for", other)),
+    }
+}
+
+/// `(index-of s value from?)` in characters, nil if not found. On a
+/// vector or list it finds the index of an item instead.
+fn index_of(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let from = match args.get(2) {
+        Some(f) => expect_int("index-of", f)?.max(0) as usize,
+        None => 0,
+    };
+    if let Value::Vector(items) | Value::List(items) = &args[0] {
+        let found = items.iter().skip(from).position(|x| *x == args[1]);
+        return Ok(found.map_or(Value::Nil, |i| Value::Int((i + from) as i64)));
+    }
+    let s = expect_str("index-of", &args[0])?;
+    let value = needle("index-of", &args[1])?;
+    let start = byte_of_char(s, from);
+    if from > 0 && start == s.len() && !value.is_empty() {
+        return Ok(Value::Nil);
+    }
+    Ok(s[start..]
+        .find(value)
+        .map_or(Value::Nil, |b| char_index(s, start + b)))
+}
+
+/// `(last-index-of s value from?)`: the last match starting at or before
+/// character `from`.
+fn last_index_of(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("last-index-of", &args[0])?;
+    let value = needle("last-index-of", &args[1])?;
+    let end = match args.get(2) {
+        Some(f) => {
+            let from = expect_int("last-index-of", f)?;
+            if from < 0 {
+                return Ok(Value::Nil);
+            }
+            byte_of_char(s, from as usize + value.chars().count())
+        }
+        None => s.len(),
+    };
+    Ok(s[..end]
+        .rfind(value)
+        .map_or(Value::Nil, |b| char_index(s, b)))
+}
+
+/// `(escape s cmap)`: each character replaced by `(cmap c)` unless that
+/// is nil; cmap is a map or a function.
+fn escape(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("escape", &args[0])?;
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let ch = Value::Str(char_str(c));
+        match interp.call(&args[1], std::slice::from_ref(&ch))? {
+            Value::Nil => out.push(c),
+            v => crate::value::write_str(&mut out, &v),
+        }
+    }
+    interp.check_size(out.len())?;
+    Ok(Value::from(out))
+}
+
+fn trim_newline(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("trim-newline", &args[0])?;
+    Ok(Value::from(s.trim_end_matches(['\n', '\r'])))
+}
+
+/// The one-character string of a code point (characters are strings).
+fn char_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    match &args[0] {
+        Value::Str(s) if s.chars().count() == 1 => Ok(args[0].clone()),
+        Value::Int(n) => u32::try_from(*n)
+            .ok()
+            .and_then(char::from_u32)
+            .map(|c| Value::Str(char_str(c)))
+            .ok_or_else(|| {
+                Error::execution(format!("`char` got {n}, which is not a character code")).into()
+            }),
+        other => Err(type_error("char", "an integer code point", other).into()),
+    }
+}
+
+/// `"true"` and `"false"` exactly; nil for anything else.
+fn parse_boolean(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(match args[0].as_str() {
+        Some("true") => Value::Bool(true),
+        Some("false") => Value::Bool(false),
+        _ => Value::Nil,
+    })
+}
+
 pub(super) fn register(r: &mut Registry) {
     r.add(
         "subs",
@@ -199,7 +413,7 @@ pub(super) fn register(r: &mut Registry) {
         "The substring from start to end (exclusive). `(subs \"hello\" 1 3)` => `\"el\"`.",
         subs,
     );
-    r.add("split", "[s sep]", 2, 2, "Split on a string or regex separator; \"\" splits into characters. `(split \"a,b\" \",\")` => `[\"a\" \"b\"]`.", split);
+    r.add("split", "[s sep limit?]", 2, 3, "Split on a string or regex separator (\"\" splits into characters); trailing empty parts are dropped unless a limit is given. `(split \"a,b\" \",\")` => `[\"a\" \"b\"]`.", split);
     r.add("split-lines", "[s]", 1, 1, "Split on \\n or \\r\\n; trailing empty lines dropped. `(split-lines \"a\\nb\")` => `[\"a\" \"b\"]`.", split_lines);
     r.add(
         "join",
@@ -233,7 +447,8 @@ pub(super) fn register(r: &mut Registry) {
         "Remove whitespace at the end. `(trimr \"  a \")` => `\"  a\"`.",
         trimr,
     );
-    r.add("replace", "[s match replacement]", 3, 3, "Replace every occurrence of a string or regex. `(replace \"hello\" \"l\" \"L\")` => `\"heLLo\"`.", replace);
+    r.add("replace", "[s match replacement] or [smap coll]", 2, 3, "Replace every occurrence of a string or regex (the replacement may be a function of the match); with two arguments, Clojure's `(replace smap coll)`. `(replace \"hello\" \"l\" \"L\")` => `\"heLLo\"`.", replace);
+    r.add("replace-first", "[s match replacement]", 3, 3, "Replace the first occurrence of a string or regex. `(replace-first \"aaa\" \"a\" \"b\")` => `\"baa\"`.", replace_first);
     r.add(
         "upper-case",
         "[s]",
@@ -307,5 +522,29 @@ pub(super) fn register(r: &mut Registry) {
         1,
         "The keyword with this name. `(keyword \"a\")` => `:a`.",
         keyword,
+    );
+    r.alias("parse-int", "parse-long");
+    r.add("parse-boolean", "[s]", 1, 1, "true or false for exactly \"true\" or \"false\", else nil. `(parse-boolean \"true\")` => `true`.", parse_boolean);
+    r.add(
+        "blank?",
+        "[s]",
+        1,
+        1,
+        "True if s is nil, empty or only whitespace. `(blank? \"  \")` => `true`.",
+        blank,
+    );
+    r.add("capitalize", "[s]", 1, 1, "The first character in upper case, the rest in lower case. `(capitalize \"hELLO\")` => `\"Hello\"`.", capitalize);
+    r.add("clojure.string/reverse", "[s]", 1, 1, "The characters of s in reverse order, as a string (bare `reverse` gives a vector). `(clojure.string/reverse \"abc\")` => `\"cba\"`.", string_reverse);
+    r.add("index-of", "[s value from?]", 2, 3, "The character index of the first occurrence of value (from index from), or nil; on a vector, the index of an item. `(index-of \"hello\" \"l\")` => `2`.", index_of);
+    r.add("last-index-of", "[s value from?]", 2, 3, "The character index of the last occurrence of value (starting at or before from), or nil. `(last-index-of \"hello\" \"l\")` => `3`.", last_index_of);
+    r.add("escape", "[s cmap]", 2, 2, "Each character c replaced by (cmap c) when that is not nil. `(escape \"a<b\" {\"<\" \"&lt;\"})` => `\"a&lt;b\"`.", escape);
+    r.add("trim-newline", "[s]", 1, 1, "Remove trailing newline and carriage-return characters. `(trim-newline \"a\\n\")` => `\"a\"`.", trim_newline);
+    r.add(
+        "char",
+        "[n]",
+        1,
+        1,
+        "The character (a one-character string) with this code point. `(char 97)` => `\"a\"`.",
+        char_fn,
     );
 }

@@ -23,7 +23,7 @@ use super::ToolCallRecord;
 
 /// Stack that must remain before evaluating a node; below it, a new
 /// segment is allocated.
-const RED_ZONE: usize = 128 * 1024;
+const RED_ZONE: usize = 512 * 1024;
 /// Size of each extra stack segment.
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
@@ -32,7 +32,9 @@ const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 #[derive(Debug)]
 pub(crate) enum Flow {
     Error(Box<Error>),
-    Recur(SmallVec<[Value; 4]>),
+    /// The new values are in `Interp::recur_values`, which keeps this
+    /// type (and every `EvalResult`) small.
+    Recur,
     Return(Value),
     Fail(Value),
 }
@@ -70,12 +72,17 @@ pub struct Interp<'h> {
     pub(crate) prints: Vec<String>,
     output_chars: usize,
     pub(crate) tool_calls: Vec<ToolCallRecord>,
-    /// The most recent return value of each user-defined function called.
-    pub(crate) returns: HashMap<ArcStr, Value>,
+    /// The most recent return value of each named function called, by
+    /// function identity.
+    pub(crate) returns: HashMap<usize, (Arc<Function>, Value)>,
     /// Names bound by `def`/`defn` during this run, in execution order.
     pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
     interrupt: Option<Arc<AtomicBool>>,
+    /// The values of the `recur` being taken (see `Flow::Recur`).
+    recur_values: SmallVec<[Value; 4]>,
+    /// Depth of nested `eval` calls, for the stack check.
+    nesting: u32,
 }
 
 impl<'h> Interp<'h> {
@@ -102,11 +109,30 @@ impl<'h> Interp<'h> {
             defined: Vec::new(),
             history,
             interrupt,
+            recur_values: SmallVec::new(),
+            nesting: 0,
         }
     }
 
     pub(crate) fn steps(&self) -> u64 {
         self.steps
+    }
+
+    /// The latest return value of each user definition that is a function
+    /// and was called, sorted by name (for return-type labels).
+    pub(crate) fn definition_returns(&self) -> Vec<(ArcStr, Value)> {
+        let mut out: Vec<(ArcStr, Value)> = self
+            .returns
+            .values()
+            .filter_map(|(function, value)| {
+                let name = function.name.as_ref()?;
+                let def = self.globals.get(name)?;
+                matches!(&def.value, Value::Fn(g) if Arc::ptr_eq(g, function))
+                    .then(|| (name.clone(), value.clone()))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 
     /// Run the program's root arity.
@@ -175,7 +201,7 @@ impl<'h> Interp<'h> {
             return Err(Error::new(
                 ErrorKind::MemoryLimit,
                 format!(
-                    "A collection grew to {len} items, over the limit of {}",
+                    "A value grew to {len} items or characters, over the limit of {}",
                     self.limits.max_collection
                 ),
             )
@@ -211,9 +237,18 @@ impl<'h> Interp<'h> {
     /// Evaluate one node. Deep nesting (of forms or of calls) grows the
     /// stack on the heap instead of overflowing it, so the depth limit,
     /// not the thread's stack size, decides how deep programs may go.
+    /// Checking the stack costs a thread-local lookup, so it is done at
+    /// every eighth level of nesting; the red zone covers the levels between.
     #[inline]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
-        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
+        self.nesting += 1;
+        let result = if self.nesting % 8 == 0 {
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
+        } else {
+            self.eval_node(expr, f)
+        };
+        self.nesting -= 1;
+        result
     }
 
     fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
@@ -256,7 +291,8 @@ impl<'h> Interp<'h> {
                 for a in args {
                     values.push(self.eval(a, f)?);
                 }
-                Err(Flow::Recur(values))
+                self.recur_values = values;
+                Err(Flow::Recur)
             }
             Expr::Lambda(lambda) => Ok(self.make_closure(lambda, f)),
             Expr::CallNative(call) => {
@@ -356,8 +392,9 @@ impl<'h> Interp<'h> {
         }
         loop {
             match self.eval(&node.body, f) {
-                Err(Flow::Recur(values)) => {
+                Err(Flow::Recur) => {
                     self.tick()?;
+                    let values = std::mem::take(&mut self.recur_values);
                     for ((pattern, _), v) in node.bindings.iter().zip(values) {
                         self.bind(pattern, v, f)?;
                     }
@@ -588,16 +625,21 @@ impl<'h> Interp<'h> {
             Value::Keyword(_) => match args {
                 [m] => Ok(builtins::get(m, func, Value::Nil)),
                 [m, default] => Ok(builtins::get(m, func, default.clone())),
-                _ => Err(arity_error(&pr_str(func), args.len(), "1 or 2").into()),
+                _ => Err(arity_error(
+                    &format!("The keyword {}", pr_str(func)),
+                    args.len(),
+                    "1 or 2",
+                )
+                .into()),
             },
             Value::Map(m) => match args {
                 [k] => Ok(m.get(k).cloned().unwrap_or(Value::Nil)),
                 [k, default] => Ok(m.get(k).cloned().unwrap_or_else(|| default.clone())),
-                _ => Err(arity_error("a map", args.len(), "1 or 2").into()),
+                _ => Err(arity_error("A map called as a function", args.len(), "1 or 2").into()),
             },
             Value::Set(s) => match args {
                 [x] => Ok(s.get(x).cloned().unwrap_or(Value::Nil)),
-                _ => Err(arity_error("a set", args.len(), "1").into()),
+                _ => Err(arity_error("A set called as a function", args.len(), "1").into()),
             },
             Value::Vector(items) => match args {
                 [Value::Int(i)] => Ok(usize::try_from(*i)
@@ -624,18 +666,7 @@ impl<'h> Interp<'h> {
     pub(crate) fn call_native(&mut self, id: u16, args: &[Value]) -> EvalResult {
         let b = self.registry.get(id);
         if args.len() < b.min_args || b.max_args.is_some_and(|m| args.len() > m) {
-            return Err(Error::arity(format!(
-                "`{}` expects {} argument{}, got {}",
-                b.name,
-                b.arity_text(),
-                if b.min_args == 1 && b.max_args == Some(1) {
-                    ""
-                } else {
-                    "s"
-                },
-                args.len()
-            ))
-            .into());
+            return Err(arity_error(&format!("`{}`", b.name), args.len(), &b.arity_text()).into());
         }
         (b.func)(self, args)
     }
@@ -706,14 +737,12 @@ impl<'h> Interp<'h> {
         let result = self.run_arity(function, arity, args, frame);
         self.stack.truncate(base);
         self.depth -= 1;
-        if let (Ok(v), Some(name)) = (&result, &function.name) {
-            let is_global = self
-                .globals
-                .get(name)
-                .is_some_and(|d| matches!(&d.value, Value::Fn(g) if Arc::ptr_eq(g, function)));
-            if is_global {
-                self.returns.insert(name.clone(), v.clone());
-            }
+        if let (Ok(v), Some(_)) = (&result, &function.name) {
+            // Keyed by identity (cheap); names are resolved once, at the end.
+            self.returns.insert(
+                Arc::as_ptr(function) as usize,
+                (function.clone(), v.clone()),
+            );
         }
         result
     }
@@ -731,11 +760,11 @@ impl<'h> Interp<'h> {
         self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
         loop {
             match self.eval(&arity.body, f) {
-                Err(Flow::Recur(values)) => {
+                Err(Flow::Recur) => {
                     self.tick()?;
                     // `recur` passes the rest parameter as one value.
-                    let n = values.len();
-                    self.bind_recur(arity, values, n, f)?;
+                    let values = std::mem::take(&mut self.recur_values);
+                    self.bind_recur(arity, values, f)?;
                 }
                 other => return other,
             }
@@ -769,7 +798,6 @@ impl<'h> Interp<'h> {
         &mut self,
         arity: &Arity,
         values: SmallVec<[Value; 4]>,
-        _n: usize,
         f: Frame<'_>,
     ) -> EvalResult<()> {
         let mut values = values.into_iter();
@@ -928,10 +956,13 @@ fn with_span(flow: Flow, span: Span) -> Flow {
     }
 }
 
+/// "`f` expects 2 arguments, got 3"; `expected` is text such as `1 or 2`
+/// or `at least 1`, and decides between "argument" and "arguments".
 pub(crate) fn arity_error(what: &str, got: usize, expected: &str) -> Error {
+    let singular = expected.ends_with(" 1") || expected == "1";
     Error::arity(format!(
         "{what} expects {expected} argument{}, got {got}",
-        if expected == "1" { "" } else { "s" }
+        if singular { "" } else { "s" }
     ))
 }
 

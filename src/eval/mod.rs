@@ -125,11 +125,10 @@ pub fn run(
         Err(Flow::Return(v)) => Ok(Outcome::Return(v)),
         Err(Flow::Fail(v)) => Ok(Outcome::Fail(v)),
         Err(Flow::Error(e)) => Err(*e),
-        Err(Flow::Recur(_)) => Err(Error::validation("`recur` escaped its loop")),
+        Err(Flow::Recur) => Err(Error::validation("`recur` escaped its loop")),
     };
     let steps = interp.steps();
-    let mut returns: Vec<(ArcStr, Value)> = interp.returns.into_iter().collect();
-    returns.sort_by(|a, b| a.0.cmp(&b.0));
+    let returns = interp.definition_returns();
     RunOutput {
         globals: if result.is_ok() {
             interp.globals

@@ -19,7 +19,7 @@ pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef};
 pub use json::{from_json, to_json};
 pub use map::Map;
-pub use print::{pr_str, print_str, write_pr, write_str};
+pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
 pub use set::Set;
 
 /// The persistent vector used for vectors and lists.

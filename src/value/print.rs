@@ -25,10 +25,24 @@ pub fn print_str(v: &Value) -> String {
 }
 
 pub fn write_pr(out: &mut String, v: &Value) {
-    write_value(out, v, 0);
+    write_value(out, v, 0, usize::MAX);
 }
 
 pub fn write_str(out: &mut String, v: &Value) {
+    write_str_bounded(out, v, usize::MAX);
+}
+
+/// Append the readable text of `v`, stopping once `out` holds `limit`
+/// bytes. Returns false if the text was cut. Values that share structure
+/// can print exponentially large, so callers that do not know the size of
+/// what they print use this.
+pub fn write_pr_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
+    write_value(out, v, 0, limit);
+    out.len() < limit
+}
+
+/// Like [`write_str`], stopping at `limit` bytes; false if cut.
+pub fn write_str_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
     match v {
         Value::Nil => {}
         Value::Str(s) => out.push_str(s),
@@ -36,11 +50,15 @@ pub fn write_str(out: &mut String, v: &Value) {
         Value::Float(f) if f.is_infinite() => {
             out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
         }
-        _ => write_pr(out, v),
+        _ => write_value(out, v, 0, limit),
     }
+    out.len() < limit
 }
 
-fn write_value(out: &mut String, v: &Value, depth: usize) {
+fn write_value(out: &mut String, v: &Value, depth: usize, limit: usize) {
+    if out.len() >= limit {
+        return;
+    }
     if depth > MAX_PRINT_DEPTH {
         out.push_str("...");
         return;
@@ -59,23 +77,26 @@ fn write_value(out: &mut String, v: &Value, depth: usize) {
         }
         Value::Symbol(s) => out.push_str(s),
         Value::Vector(items) => {
-            write_seq(out, "[", "]", items.iter(), depth);
+            write_seq(out, "[", "]", items.iter(), depth, limit);
         }
         Value::List(items) => {
-            write_seq(out, "(", ")", items.iter(), depth);
+            write_seq(out, "(", ")", items.iter(), depth, limit);
         }
         Value::Set(items) => {
-            write_seq(out, "#{", "}", items.iter(), depth);
+            write_seq(out, "#{", "}", items.iter(), depth, limit);
         }
         Value::Map(m) => {
             out.push('{');
             for (i, (k, v)) in m.iter().enumerate() {
+                if out.len() >= limit {
+                    return;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_value(out, k, depth + 1);
+                write_value(out, k, depth + 1, limit);
                 out.push(' ');
-                write_value(out, v, depth + 1);
+                write_value(out, v, depth + 1, limit);
             }
             out.push('}');
         }
@@ -103,13 +124,17 @@ fn write_seq<'a>(
     close: &str,
     items: impl Iterator<Item = &'a Value>,
     depth: usize,
+    limit: usize,
 ) {
     out.push_str(open);
     for (i, item) in items.enumerate() {
+        if out.len() >= limit {
+            return;
+        }
         if i > 0 {
             out.push(' ');
         }
-        write_value(out, item, depth + 1);
+        write_value(out, item, depth + 1, limit);
     }
     out.push_str(close);
 }

@@ -250,6 +250,9 @@ impl Analyzer {
         if let Some((ns, local)) = split_namespace(name) {
             return self.namespaced(ns, local, name, span);
         }
+        if let Some(err) = self.registry.interop_error(name) {
+            return Err(err);
+        }
         Ok(Expr::Global(Box::new(GlobalRef {
             name: ArcStr::from(name),
             fallback: true,
@@ -266,10 +269,16 @@ impl Analyzer {
                 fallback: false,
                 span,
             }))),
-            _ if CLOJURE_NAMESPACES.contains(&ns) => match self.registry.lookup(local) {
-                Some(b) => Ok(Expr::Const(Value::Native(&b.native))),
-                None => Err(self.registry.not_available(ns, local)),
-            },
+            _ if CLOJURE_NAMESPACES.contains(&ns) => {
+                // Names that clash with core ones (`clojure.string/reverse`)
+                // are registered under their full namespace.
+                let qualified = canonical_namespace(ns)
+                    .and_then(|c| self.registry.lookup(&format!("{c}/{local}")));
+                match qualified.or_else(|| self.registry.lookup(local)) {
+                    Some(b) => Ok(Expr::Const(Value::Native(&b.native))),
+                    None => Err(self.registry.not_available(ns, local)),
+                }
+            }
             _ => Err(
                 Error::new(ErrorKind::Undefined, format!("`{full}` is not available"))
                     .with_hint(self.registry.interop_hint(ns)),
@@ -416,6 +425,17 @@ fn constant_or(
         Expr::Const(build(vals))
     } else {
         dynamic(exprs)
+    }
+}
+
+/// The full name of a Clojure namespace alias (`str` is `clojure.string`);
+/// None for the core namespaces, whose names are registered bare.
+fn canonical_namespace(ns: &str) -> Option<&'static str> {
+    match ns {
+        "clojure.string" | "str" | "string" => Some("clojure.string"),
+        "clojure.set" | "set" => Some("clojure.set"),
+        "clojure.walk" | "walk" => Some("clojure.walk"),
+        _ => None,
     }
 }
 

@@ -1,0 +1,212 @@
+//! Set algebra and the relational helpers of `clojure.set` (`union`,
+//! `select`, `rename-keys`, ...), plus `disj`.
+//!
+//! `select` and `project` are only reachable as `clojure.set/select` or
+//! `set/select`, since the bare names are not in `clojure.core` either.
+
+use crate::error::Error;
+use crate::eval::{EvalResult, Interp};
+use crate::value::{Map, Set, Value};
+
+use super::core::{seq_items, type_error};
+use super::{Registry, MANY};
+
+/// A set argument: nil is the empty set, and vectors and lists are read
+/// as the set of their items (Clojure's set functions are equally lenient).
+fn as_set(who: &str, v: &Value) -> Result<Set, Error> {
+    match v {
+        Value::Set(s) => Ok((**s).clone()),
+        Value::Nil => Ok(Set::new()),
+        Value::Vector(_) | Value::List(_) => Ok(seq_items(v, who)?.into_iter().collect()),
+        other => Err(type_error(who, "a set", other)),
+    }
+}
+
+fn union(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = Set::new();
+    for a in args {
+        for item in as_set("union", a)?.iter() {
+            out.insert(item.clone());
+        }
+        interp.check_size(out.len())?;
+    }
+    Ok(Value::set(out))
+}
+
+fn intersection(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = as_set("intersection", &args[0])?;
+    for a in &args[1..] {
+        let other = as_set("intersection", a)?;
+        out = out.iter().filter(|x| other.contains(x)).cloned().collect();
+    }
+    Ok(Value::set(out))
+}
+
+fn difference(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = as_set("difference", &args[0])?;
+    for a in &args[1..] {
+        for item in as_set("difference", a)?.iter() {
+            out.remove(item);
+        }
+    }
+    Ok(Value::set(out))
+}
+
+fn is_subset(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let (a, b) = (as_set("subset?", &args[0])?, as_set("subset?", &args[1])?);
+    let holds = a.iter().all(|x| b.contains(x));
+    Ok(Value::Bool(holds))
+}
+
+fn is_superset(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let (a, b) = (
+        as_set("superset?", &args[0])?,
+        as_set("superset?", &args[1])?,
+    );
+    let holds = b.iter().all(|x| a.contains(x));
+    Ok(Value::Bool(holds))
+}
+
+fn disj(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    match &args[0] {
+        Value::Set(s) => {
+            let mut s = (**s).clone();
+            for x in &args[1..] {
+                s.remove(x);
+            }
+            Ok(Value::set(s))
+        }
+        Value::Nil => Ok(Value::Nil),
+        other => Err(type_error("disj", "a set", other).into()),
+    }
+}
+
+fn select(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let mut out = Set::new();
+    for item in as_set("select", &args[1])?.iter() {
+        if interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+            out.insert(item.clone());
+        }
+    }
+    Ok(Value::set(out))
+}
+
+/// The maps of a relation (a set or sequence of maps), each cut down to
+/// the given keys.
+fn project(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let keys = seq_items(&args[1], "project")?;
+    let mut out = Set::new();
+    for rel in seq_items(&args[0], "project")? {
+        let Value::Map(m) = &rel else {
+            return Err(type_error("project", "a collection of maps", &rel).into());
+        };
+        let cut: Map = keys
+            .iter()
+            .filter_map(|k| m.get(k).map(|v| (k.clone(), v.clone())))
+            .collect();
+        out.insert(Value::map(cut));
+    }
+    Ok(Value::set(out))
+}
+
+/// Keys renamed by `kmap`; a renamed key overwrites an existing one, and
+/// keys missing from the map are ignored, as in Clojure.
+fn rename_keys(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let m = match &args[0] {
+        Value::Map(m) => m,
+        Value::Nil => return Ok(Value::Nil),
+        other => return Err(type_error("rename-keys", "a map", other).into()),
+    };
+    let Value::Map(kmap) = &args[1] else {
+        return Err(type_error("rename-keys", "a map of old keys to new keys", &args[1]).into());
+    };
+    let mut out = (**m).clone();
+    for old in kmap.keys() {
+        out.remove(old);
+    }
+    for (old, new) in kmap.iter() {
+        if let Some(v) = m.get(old) {
+            out.insert(new.clone(), v.clone());
+        }
+    }
+    Ok(Value::map(out))
+}
+
+fn map_invert(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    match &args[0] {
+        Value::Map(m) => Ok(Value::map(
+            m.iter().map(|(k, v)| (v.clone(), k.clone())).collect(),
+        )),
+        Value::Nil => Ok(Value::empty_map()),
+        other => Err(type_error("map-invert", "a map", other).into()),
+    }
+}
+
+pub(super) fn register(r: &mut Registry) {
+    r.add(
+        "union",
+        "[& sets]",
+        0,
+        MANY,
+        "The items in any of the sets. `(union #{1 2} #{2 3})` => `#{1 2 3}`.",
+        union,
+    );
+    r.add(
+        "intersection",
+        "[s & sets]",
+        1,
+        MANY,
+        "The items in every set. `(intersection #{1 2} #{2 3})` => `#{2}`.",
+        intersection,
+    );
+    r.add(
+        "difference",
+        "[s & sets]",
+        1,
+        MANY,
+        "The items of s in none of the other sets. `(difference #{1 2 3} #{2})` => `#{1 3}`.",
+        difference,
+    );
+    r.add(
+        "subset?",
+        "[a b]",
+        2,
+        2,
+        "True if every item of a is in b. `(subset? #{1} #{1 2})` => `true`.",
+        is_subset,
+    );
+    r.add(
+        "superset?",
+        "[a b]",
+        2,
+        2,
+        "True if a has every item of b. `(superset? #{1 2} #{1})` => `true`.",
+        is_superset,
+    );
+    r.add(
+        "disj",
+        "[s & xs]",
+        1,
+        MANY,
+        "The set without the items. `(disj #{1 2 3} 2)` => `#{1 3}`.",
+        disj,
+    );
+    r.add(
+        "clojure.set/select",
+        "[pred s]",
+        2,
+        2,
+        "The items of the set for which pred is truthy. `(set/select odd? #{1 2 3})` => `#{1 3}`.",
+        select,
+    );
+    r.add("clojure.set/project", "[rel ks]", 2, 2, "The set of the relation's maps, each cut to the keys. `(set/project [{:a 1 :b 2}] [:a])` => `#{{:a 1}}`.", project);
+    r.add("rename-keys", "[m kmap]", 2, 2, "The map with keys renamed as kmap says. `(rename-keys {:a 1 :b 2} {:a :x})` => `{:b 2, :x 1}`.", rename_keys);
+    r.add(
+        "map-invert",
+        "[m]",
+        1,
+        1,
+        "The map with keys and values swapped. `(map-invert {:a 1})` => `{1 :a}`.",
+        map_invert,
+    );
+}

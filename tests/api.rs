@@ -1,0 +1,220 @@
+//! The embedding API of the evaluator: hosts, tool calls, prints,
+//! rollback of the user namespace, return values, history.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ptc_lisp::error::{Error, ErrorKind, Result};
+use ptc_lisp::eval::{self, Globals, Host, Outcome, Program, RunOptions};
+use ptc_lisp::value::{pr_str, Value};
+
+/// A host with one data key and two tools, recording calls.
+#[derive(Default)]
+struct TestHost {
+    calls: Mutex<Vec<String>>,
+}
+
+impl Host for TestHost {
+    fn data(&self, name: &str) -> Option<Value> {
+        match name {
+            "limit" => Some(Value::Int(2)),
+            "search" => Some(Value::str("data named like a tool")),
+            _ => None,
+        }
+    }
+    fn has_tool(&self, name: &str) -> bool {
+        matches!(name, "search" | "fetch-user" | "broken")
+    }
+    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
+        let printed: Vec<String> = args.iter().map(pr_str).collect();
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("{name}({})", printed.join(" ")));
+        match name {
+            "broken" => Err(Error::new(ErrorKind::Tool, "the service is down")),
+            _ => Ok(Value::vector([
+                Value::str(name),
+                Value::Int(args.len() as i64),
+            ])),
+        }
+    }
+    fn tool_names(&self) -> Vec<String> {
+        vec!["search".into(), "fetch-user".into(), "broken".into()]
+    }
+    fn data_names(&self) -> Vec<String> {
+        vec!["limit".into(), "search".into()]
+    }
+}
+
+fn run(src: &str, host: &TestHost, globals: &Globals) -> eval::RunOutput {
+    let program = Program::compile(src).unwrap();
+    eval::run(&program, host, globals, RunOptions::default())
+}
+
+#[test]
+fn tool_calls_go_through_the_host_in_program_order() {
+    let host = TestHost::default();
+    let out = run(
+        "(let [a (tool/fetch-user {:id 1}) b (tool/search \"x\" 2)] [a b])",
+        &host,
+        &Globals::default(),
+    );
+    assert_eq!(
+        pr_str(out.result.unwrap().value()),
+        "[[\"fetch-user\" 1] [\"search\" 2]]"
+    );
+    assert_eq!(
+        *host.calls.lock().unwrap(),
+        vec!["fetch-user({:id 1})", "search(\"x\" 2)"]
+    );
+    assert_eq!(out.tool_calls.len(), 2);
+    assert_eq!(out.tool_calls[0].name, "fetch-user");
+    assert_eq!(
+        pr_str(out.tool_calls[1].result.as_ref().unwrap()),
+        "[\"search\" 2]"
+    );
+}
+
+#[test]
+fn bare_names_fall_back_to_tools_and_data_but_ambiguity_is_an_error() {
+    let host = TestHost::default();
+    let out = run(
+        "[data/limit limit (fetch-user)]",
+        &host,
+        &Globals::default(),
+    );
+    assert_eq!(
+        pr_str(out.result.unwrap().value()),
+        "[2 2 [\"fetch-user\" 0]]"
+    );
+    let out = run("(search 1)", &host, &Globals::default());
+    let err = out.result.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AmbiguousReference);
+    assert!(
+        err.message().contains("`tool/search` and `data/search`"),
+        "{err}"
+    );
+    // A local definition wins over both; explicit namespaces still work.
+    let out = run(
+        "(def limit 99) [limit data/limit]",
+        &host,
+        &Globals::default(),
+    );
+    assert_eq!(pr_str(out.result.unwrap().value()), "[99 2]");
+}
+
+#[test]
+fn tool_errors_and_unknown_tools_are_clear() {
+    let host = TestHost::default();
+    let err = run("(tool/broken)", &host, &Globals::default())
+        .result
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Tool);
+    assert!(err.message().contains("the service is down"));
+    let err = run("(tool/serach {})", &host, &Globals::default())
+        .result
+        .unwrap_err();
+    assert_eq!(err.hint(), Some("did you mean `tool/search`?"));
+}
+
+#[test]
+fn a_failed_program_leaves_the_namespace_unchanged() {
+    let host = TestHost::default();
+    let first = run("(def a 1) (defn f [] :f)", &host, &Globals::default());
+    assert!(first.result.is_ok());
+    let failed = run("(def a 2) (def b 3) (inc nil)", &host, &first.globals);
+    assert!(failed.result.is_err());
+    assert_eq!(pr_str(&failed.globals.get("a").unwrap().value), "1");
+    assert!(failed.globals.get("b").is_none());
+    let names: Vec<&str> = failed.globals.names().collect();
+    assert_eq!(names, vec!["a", "f"]);
+}
+
+#[test]
+fn definitions_keep_docstrings_and_order() {
+    let out = run(
+        "(def b \"the b\" 1) (defn a \"makes a\" [x] x) (def b 2)",
+        &TestHost::default(),
+        &Globals::default(),
+    );
+    let defs: Vec<(String, Option<String>)> = out
+        .globals
+        .iter()
+        .map(|(n, d)| (n.to_string(), d.doc.as_ref().map(|s| s.to_string())))
+        .collect();
+    assert_eq!(
+        defs,
+        vec![("b".into(), None), ("a".into(), Some("makes a".into()))]
+    );
+}
+
+#[test]
+fn return_values_of_called_definitions_are_recorded() {
+    let out = run(
+        "(defn f [x] [x]) (defn g [] 1) (f 1) (f {:a 2}) ((fn h [] 3))",
+        &TestHost::default(),
+        &Globals::default(),
+    );
+    let returns: Vec<(String, String)> = out
+        .returns
+        .iter()
+        .map(|(n, v)| (n.to_string(), pr_str(v)))
+        .collect();
+    assert_eq!(returns, vec![("f".to_string(), "[{:a 2}]".to_string())]);
+}
+
+#[test]
+fn prints_are_captured_per_call_and_truncated() {
+    let out = run(
+        "(println \"a\\nb\" 1) (println (apply str (map (constantly \"x\") (range 2500))))",
+        &TestHost::default(),
+        &Globals::default(),
+    );
+    assert_eq!(out.prints.len(), 2);
+    assert_eq!(out.prints[0], "a\nb 1");
+    assert_eq!(out.prints[1].len(), 2003);
+    assert!(out.prints[1].ends_with("x..."));
+}
+
+#[test]
+fn history_and_outcomes() {
+    let program = Program::compile("[*1 *2 *3]").unwrap();
+    let options = RunOptions {
+        history: [Value::Int(1), Value::Int(2), Value::Nil],
+        ..RunOptions::default()
+    };
+    let out = eval::run(&program, &TestHost::default(), &Globals::default(), options);
+    assert_eq!(pr_str(out.result.unwrap().value()), "[1 2 nil]");
+    let out = run(
+        "(return {:done true})",
+        &TestHost::default(),
+        &Globals::default(),
+    );
+    assert!(matches!(out.result, Ok(Outcome::Return(_))));
+    let out = run("(fail \"nope\")", &TestHost::default(), &Globals::default());
+    assert!(matches!(out.result, Ok(Outcome::Fail(Value::Str(_)))));
+}
+
+#[test]
+fn an_interrupt_flag_stops_the_program() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let setter = flag.clone();
+    let t = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        setter.store(true, Ordering::Relaxed);
+    });
+    let program = Program::compile("(loop [] (recur))").unwrap();
+    let options = RunOptions {
+        limits: eval::Limits {
+            timeout: std::time::Duration::from_secs(30),
+            max_steps: u64::MAX,
+            ..Default::default()
+        },
+        interrupt: Some(flag),
+        ..RunOptions::default()
+    };
+    let out = eval::run(&program, &TestHost::default(), &Globals::default(), options);
+    t.join().unwrap();
+    assert_eq!(out.result.unwrap_err().kind(), ErrorKind::Interrupted);
+}
