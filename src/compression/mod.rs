@@ -11,6 +11,28 @@
 //!
 //! Nothing here does I/O or mutates a turn: compression happens when a
 //! prompt is built, never when a turn is stored (CMP-004).
+//!
+//! ```
+//! use ptc_lisp::compression::{build_messages, CompressionSetting, RenderContext};
+//! use ptc_lisp::session::Session;
+//! use ptc_lisp::value::Value;
+//!
+//! let mut session = Session::new();
+//! session
+//!     .register_tool("search", "(query :string) -> [:string]", "Search docs", |args| {
+//!         Ok(Value::vector([Value::from(args.str("query").unwrap_or_default())]))
+//!     })
+//!     .expect("a valid signature");
+//! session.set_data("limit", 3);
+//! session.eval(r#"(def hits (tool/search "rust")) (println "found" (count hits))"#);
+//!
+//! let ctx = RenderContext::for_session(&session, "Find the docs about rust", 5);
+//! let (messages, stats) =
+//!     build_messages(&CompressionSetting::On, 5, session.turns(), session.memory(), &ctx);
+//! assert!(messages[1].content.contains(";; Tool calls made:\n;   search(\"rust\")"));
+//! assert!(messages[1].content.ends_with("Turns left: 4"));
+//! assert_eq!(stats.unwrap().printlns_shown, 1);
+//! ```
 
 mod coalesced;
 mod debug;
