@@ -48,9 +48,12 @@
 #![allow(clippy::mutable_key_type)]
 
 pub mod builtins;
+pub mod compression;
 pub mod error;
 pub mod eval;
 pub mod reader;
+pub mod session;
+pub mod tokens;
 pub mod value;
 
 // The README's Rust examples are compiled and run as doctests.

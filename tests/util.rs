@@ -62,3 +62,37 @@ macro_rules! assert_fails {
 pub fn printed(v: &Value) -> String {
     pr_str(v)
 }
+
+/// Compare `actual` with `tests/golden/{name}`. With `UPDATE_GOLDEN=1` in
+/// the environment the file is (re)written instead:
+/// `UPDATE_GOLDEN=1 cargo test golden`.
+pub fn assert_golden(name: &str, actual: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(path.parent().expect("golden dir")).expect("create tests/golden");
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!(
+            "missing golden file {}; run `UPDATE_GOLDEN=1 cargo test golden`",
+            path.display()
+        )
+    });
+    if actual != expected {
+        let first = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, e)| a != e)
+            .unwrap_or_else(|| actual.lines().count().min(expected.lines().count()));
+        panic!(
+            "{} differs from the rendering (first difference on line {}); \
+             run `UPDATE_GOLDEN=1 cargo test golden` if the change is intended\n\
+             --- expected\n{expected}\n--- actual\n{actual}",
+            path.display(),
+            first + 1
+        );
+    }
+}

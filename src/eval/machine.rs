@@ -75,6 +75,8 @@ pub struct Interp<'h> {
     /// The most recent return value of each named function called, by
     /// function identity.
     pub(crate) returns: HashMap<usize, (Arc<Function>, Value)>,
+    /// Names bound by `def`/`defn` during this run, in execution order.
+    pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
     interrupt: Option<Arc<AtomicBool>>,
     /// The values of the `recur` being taken (see `Flow::Recur`).
@@ -104,6 +106,7 @@ impl<'h> Interp<'h> {
             output_chars: 0,
             tool_calls: Vec::new(),
             returns: HashMap::new(),
+            defined: Vec::new(),
             history,
             interrupt,
             recur_values: SmallVec::new(),
@@ -439,6 +442,7 @@ impl<'h> Interp<'h> {
             return Ok(Value::Var(def.name.clone()));
         }
         let value = self.eval(&def.value, f)?;
+        self.defined.push(def.name.clone());
         self.globals.define(
             def.name.clone(),
             Definition {
@@ -670,9 +674,15 @@ impl<'h> Interp<'h> {
     fn call_function(&mut self, function: &Arc<Function>, args: &[Value]) -> EvalResult {
         match &function.kind {
             FunctionKind::Closure { code, .. } => {
-                let code = code
-                    .downcast_ref::<ClosureCode>()
-                    .expect("closures hold ClosureCode");
+                // A closure restored from a serialized transcript carries
+                // no code; calling it is an error, never a panic.
+                let Some(code) = code.downcast_ref::<ClosureCode>() else {
+                    return Err(Error::execution(format!(
+                        "Function `{}` was restored from a transcript and cannot be called",
+                        function.label()
+                    ))
+                    .into());
+                };
                 self.call_closure(function, code, args)
             }
             FunctionKind::Tool(name) => self.call_tool(name, args),

@@ -88,6 +88,10 @@ pub struct RunOutput {
     pub tool_calls: Vec<ToolCallRecord>,
     /// The most recent return value of each user function called.
     pub returns: Vec<(ArcStr, Value)>,
+    /// The names bound by `def`/`defn` during the run, in execution order
+    /// (a name defined twice appears twice). Filled even when the run
+    /// failed, although then the definitions were rolled back.
+    pub defined: Vec<ArcStr>,
     /// Evaluation steps used.
     pub steps: u64,
 }
@@ -135,6 +139,7 @@ pub fn run(
         prints: interp.prints,
         tool_calls: interp.tool_calls,
         returns,
+        defined: interp.defined,
         steps,
     }
 }

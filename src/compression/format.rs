@@ -1,0 +1,276 @@
+//! Values as the model reads them: the type vocabulary (TYP-001..012) and
+//! Clojure notation with truncation (TRN-001..005).
+//!
+//! Truncation rules: a collection shows at most `limit` items, then `...`;
+//! the outermost truncated collection is followed by
+//! ` (N items, showing first M)`. A string longer than `printable_limit`
+//! characters is cut there and ends with `...` inside its quotes. Nested
+//! collections share one budget of `printable_limit` characters: once the
+//! text is that long, later items are left out as `...` (the first item of
+//! the outermost collection is always shown), so a sample of deeply nested
+//! data stays about one line long. Map entries keep their order and are
+//! separated by `, ` as `pr-str` prints them. Pure functions, no I/O.
+
+use std::fmt::Write;
+
+use crate::value::{pr_str, Value};
+
+/// How much of a value to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FormatOptions {
+    /// Items shown per collection.
+    pub limit: usize,
+    /// Characters shown per string.
+    pub printable_limit: usize,
+}
+
+impl FormatOptions {
+    /// Samples of definitions and data, and tool results (TRN-002).
+    pub const SAMPLE: FormatOptions = FormatOptions {
+        limit: 3,
+        printable_limit: 80,
+    };
+    /// Tool-call arguments (TRN-003).
+    pub const TOOL_ARGS: FormatOptions = FormatOptions {
+        limit: 3,
+        printable_limit: 60,
+    };
+    /// No truncation.
+    pub const FULL: FormatOptions = FormatOptions {
+        limit: usize::MAX,
+        printable_limit: usize::MAX,
+    };
+}
+
+/// Nesting deeper than this prints as `...`.
+const MAX_DEPTH: usize = 64;
+
+/// `value` in Clojure notation, truncated by `opts`; the flag tells
+/// whether anything was left out.
+///
+/// ```
+/// use ptc_lisp::compression::format::{to_clojure, FormatOptions};
+/// use ptc_lisp::value::Value;
+/// let v = Value::vector((1..=5).map(Value::Int));
+/// assert_eq!(
+///     to_clojure(&v, FormatOptions::SAMPLE),
+///     ("[1 2 3 ...] (5 items, showing first 3)".to_string(), true)
+/// );
+/// ```
+pub fn to_clojure(value: &Value, opts: FormatOptions) -> (String, bool) {
+    let mut out = String::new();
+    let truncated = write_clojure(&mut out, value, opts);
+    (out, truncated)
+}
+
+/// Append `value` to `out` as [`to_clojure`] formats it; returns whether
+/// anything was left out.
+pub fn write_clojure(out: &mut String, value: &Value, opts: FormatOptions) -> bool {
+    let start = out.len();
+    let mut w = Writer {
+        out,
+        opts,
+        start,
+        truncated: false,
+    };
+    let top_note = w.value(value, 0);
+    if let Some((total, shown)) = top_note {
+        let _ = write!(w.out, " ({total} items, showing first {shown})");
+    }
+    w.truncated
+}
+
+struct Writer<'a> {
+    out: &'a mut String,
+    opts: FormatOptions,
+    /// Where this value's text starts in `out`, for the shared budget.
+    start: usize,
+    truncated: bool,
+}
+
+impl Writer<'_> {
+    /// Write one value; returns `(total, shown)` when this collection itself
+    /// was cut, so the caller can add the note at the top level.
+    fn value(&mut self, v: &Value, depth: usize) -> Option<(usize, usize)> {
+        if depth > MAX_DEPTH {
+            self.out.push_str("...");
+            self.truncated = true;
+            return None;
+        }
+        match v {
+            Value::Str(s) => {
+                self.string(s);
+                None
+            }
+            Value::Vector(items) => self.seq("[", "]", items.len(), items.iter(), depth),
+            Value::List(items) => self.seq("(", ")", items.len(), items.iter(), depth),
+            Value::Set(items) => self.seq("#{", "}", items.len(), items.iter(), depth),
+            Value::Map(m) => {
+                let mut shown = 0;
+                self.out.push('{');
+                for (k, v) in m.iter().take(self.opts.limit) {
+                    if self.over_budget(shown, depth) {
+                        break;
+                    }
+                    if shown > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.value(k, depth + 1);
+                    self.out.push(' ');
+                    self.value(v, depth + 1);
+                    shown += 1;
+                }
+                self.cut(m.len(), shown, "}")
+            }
+            other => {
+                crate::value::write_pr(self.out, other);
+                None
+            }
+        }
+    }
+
+    fn seq<'v>(
+        &mut self,
+        open: &str,
+        close: &str,
+        len: usize,
+        items: impl Iterator<Item = &'v Value>,
+        depth: usize,
+    ) -> Option<(usize, usize)> {
+        let mut shown = 0;
+        self.out.push_str(open);
+        for item in items.take(self.opts.limit) {
+            if self.over_budget(shown, depth) {
+                break;
+            }
+            if shown > 0 {
+                self.out.push(' ');
+            }
+            self.value(item, depth + 1);
+            shown += 1;
+        }
+        self.cut(len, shown, close)
+    }
+
+    /// True when the shared budget is spent and the next item (the
+    /// `shown`-th of a collection at `depth`) should be left out. The
+    /// outermost collection always shows its first item.
+    fn over_budget(&self, shown: usize, depth: usize) -> bool {
+        (shown > 0 || depth > 0) && self.out.len() - self.start >= self.opts.printable_limit
+    }
+
+    fn cut(&mut self, len: usize, shown: usize, close: &str) -> Option<(usize, usize)> {
+        if shown < len {
+            self.out.push_str(if shown == 0 { "..." } else { " ..." });
+            self.out.push_str(close);
+            self.truncated = true;
+            Some((len, shown))
+        } else {
+            self.out.push_str(close);
+            None
+        }
+    }
+
+    fn string(&mut self, s: &str) {
+        let limit = self.opts.printable_limit;
+        match s.char_indices().nth(limit) {
+            None => crate::value::write_pr(self.out, &Value::str(s)),
+            Some((cut, _)) => {
+                let text = pr_str(&Value::str(&s[..cut]));
+                self.out.push_str(&text[..text.len() - 1]);
+                self.out.push_str("...\"");
+                self.truncated = true;
+            }
+        }
+    }
+}
+
+/// The type label of a value (TYP-001..012): `list[3]`, `map[0]`,
+/// `set[2]`, `string`, `integer`, `float`, `boolean`, `keyword`, `nil`,
+/// `#fn[...]`.
+pub fn type_label(value: &Value) -> String {
+    match value {
+        Value::Vector(items) | Value::List(items) => format!("list[{}]", items.len()),
+        Value::Map(m) => format!("map[{}]", m.len()),
+        Value::Set(s) => format!("set[{}]", s.len()),
+        Value::Native(_) | Value::Fn(_) => "#fn[...]".to_string(),
+        other => other.type_name().to_string(),
+    }
+}
+
+/// The sample shown after a type label (SAM-003): the first item of a
+/// list or set (the label already gives the count), a map or scalar
+/// itself; `None` for nil, empty collections and functions, whose label
+/// says everything.
+pub fn sample(value: &Value, opts: FormatOptions) -> Option<String> {
+    let shown = match value {
+        Value::Nil | Value::Native(_) | Value::Fn(_) => return None,
+        Value::Vector(items) | Value::List(items) => items.front()?,
+        Value::Set(items) => items.iter().next()?,
+        Value::Map(m) if m.is_empty() => return None,
+        other => other,
+    };
+    Some(to_clojure(shown, opts).0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::eval_str;
+
+    fn fmt(src: &str, limit: usize, printable_limit: usize) -> String {
+        to_clojure(
+            &eval_str(src).unwrap(),
+            FormatOptions {
+                limit,
+                printable_limit,
+            },
+        )
+        .0
+    }
+
+    #[test]
+    fn small_values_print_like_pr_str() {
+        for src in [
+            "nil",
+            "1.5",
+            ":k",
+            "[1 \"a\" {:b #{2}}]",
+            "'(1 2)",
+            "{:a 1, :b 2}",
+        ] {
+            let v = eval_str(src).unwrap();
+            assert_eq!(
+                to_clojure(&v, FormatOptions::SAMPLE),
+                (pr_str(&v), false),
+                "{src}"
+            );
+        }
+    }
+
+    #[test]
+    fn collections_and_strings_are_cut() {
+        assert_eq!(
+            fmt("(range 10)", 3, 80),
+            "[0 1 2 ...] (10 items, showing first 3)"
+        );
+        assert_eq!(
+            fmt("'(0 1 2 3)", 3, 80),
+            "(0 1 2 ...) (4 items, showing first 3)"
+        );
+        assert!(fmt("#{1 2 3 4}", 3, 80).ends_with(" ...} (4 items, showing first 3)"));
+        assert_eq!(
+            fmt("{:a 1 :b 2 :c 3 :d 4}", 2, 80),
+            "{:a 1, :b 2 ...} (4 items, showing first 2)"
+        );
+        assert_eq!(fmt("[[1 2 3 4] 5]", 3, 80), "[[1 2 3 ...] 5]");
+        assert_eq!(fmt("\"very long string here\"", 3, 10), "\"very long ...\"");
+        assert_eq!(fmt("\"a\\nb\"", 3, 10), "\"a\\nb\"");
+        assert_eq!(fmt("[1 2]", 0, 10), "[...] (2 items, showing first 0)");
+    }
+
+    #[test]
+    fn multibyte_strings_are_cut_on_characters() {
+        assert_eq!(fmt("\"ééééé\"", 3, 2), "\"éé...\"");
+    }
+}

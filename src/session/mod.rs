@@ -1,0 +1,338 @@
+//! Sessions: the `tool/`, `data/` and `user/` namespaces, and the
+//! append-only list of turns a multi-turn run produces.
+//!
+//! A [`Session`] owns the host tools, the read-only input data and the
+//! user definitions that persist from one turn to the next (the REPL
+//! prelude). [`Session::eval`] runs one program as a transaction: on
+//! success its definitions are committed and its result becomes `*1`; on
+//! error nothing changes except that a failed [`Turn`] is recorded.
+//!
+//! This module does no I/O: tools are host closures, and rendering turns
+//! into prompts belongs to `compression`.
+//!
+//! ```
+//! use ptc_lisp::session::Session;
+//! use ptc_lisp::value::Value;
+//!
+//! let mut session = Session::new();
+//! session
+//!     .register_tool("search", "(query :string) -> [:string]", "Search docs", |args| {
+//!         let q = args.str("query").unwrap_or_default().to_string();
+//!         Ok(Value::vector([Value::from(format!("result for {q}"))]))
+//!     })
+//!     .unwrap();
+//! session.set_data("limit", 2);
+//! let turn = session.eval(r#"(def hits (tool/search "rust")) (count hits)"#);
+//! assert!(turn.success);
+//! assert_eq!(ptc_lisp::value::pr_str(turn.result().unwrap()), "1");
+//! assert_eq!(session.memory().entries[0].name, "hits");
+//! ```
+
+pub mod serde_value;
+mod signature;
+mod tool;
+mod turn;
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::eval::{self, Globals, Host, Limits, Outcome, Program, RunOptions};
+use crate::value::{ArcStr, Value};
+
+pub use serde_value::{decode as decode_value, encode as encode_value};
+pub use signature::{Param, Signature, SignatureError, Type};
+pub use tool::{bind_args, Tool, ToolArgs, ToolError, ToolHandler, ToolSpec};
+pub use turn::{Memory, MemoryEntry, ToolCall, Turn, TurnError, TurnOutcome};
+
+/// A multi-turn evaluation context: tools, data, definitions and turns.
+#[derive(Default)]
+pub struct Session {
+    tools: Vec<Tool>,
+    data: Vec<(String, Value)>,
+    limits: Limits,
+    globals: Globals,
+    /// `*1 *2 *3`: the results of the most recent successful turns.
+    history: [Value; 3],
+    /// The most recent return value of each user function, with the
+    /// function it came from (a redefinition drops the label).
+    returns: HashMap<ArcStr, (Value, Value)>,
+    memory: Memory,
+    turns: Vec<Turn>,
+    interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field(
+                "tools",
+                &self.tools.iter().map(Tool::name).collect::<Vec<_>>(),
+            )
+            .field(
+                "data",
+                &self.data.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("definitions", &self.globals.names().collect::<Vec<_>>())
+            .field("turns", &self.turns.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// An empty session with default limits.
+    pub fn new() -> Self {
+        Session::default()
+    }
+
+    /// Builder form of [`Session::set_limits`].
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits applied to every later turn.
+    pub fn set_limits(&mut self, limits: Limits) -> &mut Self {
+        self.limits = limits;
+        self
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// A flag that stops the running turn when set to true (from another
+    /// thread). It is shared by every later turn; clear it after use.
+    pub fn interrupt_handle(&mut self) -> Arc<AtomicBool> {
+        self.interrupt
+            .get_or_insert_with(|| Arc::new(AtomicBool::new(false)))
+            .clone()
+    }
+
+    /// Register a tool callable as `tool/name`. The signature uses the
+    /// syntax of [`Signature`]; a bad name or signature is an error and
+    /// registers nothing. See [`bind_args`] for how the arguments of a
+    /// call reach the handler.
+    pub fn register_tool<F>(
+        &mut self,
+        name: &str,
+        signature: &str,
+        description: &str,
+        handler: F,
+    ) -> Result<&mut Self, ToolError>
+    where
+        F: Fn(ToolArgs) -> Result<Value, String> + Send + Sync + 'static,
+    {
+        let tool = Tool::new(name, signature, description, handler)?;
+        self.add_tool(tool)
+    }
+
+    /// Register an already built tool.
+    pub fn add_tool(&mut self, tool: Tool) -> Result<&mut Self, ToolError> {
+        if self.tools.iter().any(|t| t.spec.name == tool.spec.name) {
+            return Err(ToolError::Duplicate(tool.spec.name));
+        }
+        self.tools.push(tool);
+        Ok(self)
+    }
+
+    /// Bind `data/name` (read-only to programs). Setting a name again
+    /// replaces its value in place.
+    pub fn set_data(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
+        let value = value.into();
+        match self.data.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = value,
+            None => self.data.push((name.to_string(), value)),
+        }
+        self
+    }
+
+    /// Bind each key of a JSON object as `data/key`, in the object's order.
+    pub fn set_data_json(&mut self, json: &serde_json::Value) -> Result<&mut Self> {
+        let serde_json::Value::Object(fields) = json else {
+            return Err(Error::new(
+                ErrorKind::Type,
+                format!(
+                    "Input data must be a JSON object, got {}",
+                    match json {
+                        serde_json::Value::Array(_) => "an array",
+                        serde_json::Value::String(_) => "a string",
+                        serde_json::Value::Number(_) => "a number",
+                        serde_json::Value::Bool(_) => "a boolean",
+                        _ => "null",
+                    }
+                ),
+            ));
+        };
+        for (k, v) in fields {
+            self.set_data(k, crate::value::from_json(v));
+        }
+        Ok(self)
+    }
+
+    /// The registered tools, in registration order.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// What prompts need to know about the tools.
+    pub fn tool_specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec.clone()).collect()
+    }
+
+    /// The `data/` values, in the order they were set.
+    pub fn data(&self) -> &[(String, Value)] {
+        &self.data
+    }
+
+    /// The user definitions as the evaluator sees them.
+    pub fn globals(&self) -> &Globals {
+        &self.globals
+    }
+
+    /// The user namespace now (the memory of the last turn).
+    pub fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    /// Every turn so far, oldest first. Turns are never changed or
+    /// removed (ARC-002).
+    pub fn turns(&self) -> &[Turn] {
+        &self.turns
+    }
+
+    /// `*1`, `*2`, `*3` for the next turn.
+    pub fn history(&self) -> &[Value; 3] {
+        &self.history
+    }
+
+    /// Run one program as the next turn and record it.
+    pub fn eval(&mut self, program: &str) -> &Turn {
+        let started = Instant::now();
+        let number = self.turns.len() + 1;
+        let host = SessionHost {
+            tools: &self.tools,
+            data: &self.data,
+        };
+        let turn = match Program::compile(program) {
+            Err(e) => Turn {
+                number,
+                program: program.to_string(),
+                outcome: TurnOutcome::Error { error: (&e).into() },
+                success: false,
+                prints: Vec::new(),
+                tool_calls: Vec::new(),
+                memory: self.memory.clone(),
+                defined: Vec::new(),
+                steps: 0,
+                duration: started.elapsed(),
+            },
+            Ok(compiled) => {
+                let out = eval::run(
+                    &compiled,
+                    &host,
+                    &self.globals,
+                    RunOptions {
+                        limits: self.limits.clone(),
+                        history: self.history.clone(),
+                        interrupt: self.interrupt.clone(),
+                    },
+                );
+                let tool_calls = out.tool_calls.iter().map(ToolCall::from).collect();
+                let outcome = match out.result {
+                    Ok(Outcome::Value(value)) => TurnOutcome::Value { value },
+                    Ok(Outcome::Return(value)) => TurnOutcome::Return { value },
+                    Ok(Outcome::Fail(value)) => TurnOutcome::Fail { value },
+                    Err(e) => TurnOutcome::Error { error: (&e).into() },
+                };
+                let success = !matches!(outcome, TurnOutcome::Error { .. });
+                let mut defined: Vec<String> = Vec::new();
+                if success {
+                    self.globals = out.globals;
+                    for (name, value) in out.returns {
+                        if let Some(def) = self.globals.get(&name) {
+                            self.returns.insert(name, (def.value.clone(), value));
+                        }
+                    }
+                    for name in &out.defined {
+                        if !defined.iter().any(|d| d == name.as_str()) {
+                            defined.push(name.to_string());
+                        }
+                    }
+                    let returns = &self.returns;
+                    self.memory = Memory::from_globals(&self.globals, |name, value| {
+                        returns.get(name).and_then(|(f, r)| match (f, value) {
+                            (Value::Fn(a), Value::Fn(b)) if Arc::ptr_eq(a, b) => Some(r.clone()),
+                            _ => None,
+                        })
+                    });
+                    if let Some(v) = turn_value(&outcome) {
+                        self.history = [v, self.history[0].clone(), self.history[1].clone()];
+                    }
+                }
+                Turn {
+                    number,
+                    program: program.to_string(),
+                    outcome,
+                    success,
+                    prints: out.prints,
+                    tool_calls,
+                    memory: self.memory.clone(),
+                    defined,
+                    steps: out.steps,
+                    duration: started.elapsed(),
+                }
+            }
+        };
+        self.turns.push(turn);
+        self.turns.last().expect("a turn was just pushed")
+    }
+}
+
+fn turn_value(outcome: &TurnOutcome) -> Option<Value> {
+    match outcome {
+        TurnOutcome::Value { value }
+        | TurnOutcome::Return { value }
+        | TurnOutcome::Fail { value } => Some(value.clone()),
+        TurnOutcome::Error { .. } => None,
+    }
+}
+
+/// The evaluator's view of a session: its tools and data.
+struct SessionHost<'a> {
+    tools: &'a [Tool],
+    data: &'a [(String, Value)],
+}
+
+impl Host for SessionHost<'_> {
+    fn data(&self, name: &str) -> Option<Value> {
+        self.data
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    fn has_tool(&self, name: &str) -> bool {
+        self.tools.iter().any(|t| t.spec.name == name)
+    }
+
+    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
+        match self.tools.iter().find(|t| t.spec.name == name) {
+            Some(tool) => tool.call(args),
+            None => Err(Error::new(
+                ErrorKind::Undefined,
+                format!("Unknown tool `tool/{name}`"),
+            )),
+        }
+    }
+
+    fn data_names(&self) -> Vec<String> {
+        self.data.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.spec.name.clone()).collect()
+    }
+}

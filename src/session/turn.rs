@@ -1,0 +1,241 @@
+//! Turn records: what one program run did, kept whole and immutable
+//! (ARC-001, DBG-001..003). Compression renders them; nothing here
+//! renders or does I/O.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::serde_value;
+use crate::error::Error;
+use crate::eval::Globals;
+use crate::value::Value;
+
+/// One turn: the program the model wrote and everything its run produced.
+///
+/// Values are serialized in the tagged JSON form of
+/// [`serde_value`](crate::session::serde_value), so a turn round-trips through JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// 1-based position in the session.
+    pub number: usize,
+    /// The full program text, as run.
+    pub program: String,
+    /// How the run ended: a value, `return`, `fail`, or an error.
+    pub outcome: TurnOutcome,
+    /// True when the program ran without error (a `(fail ...)` is a
+    /// successful run that ends the mission).
+    pub success: bool,
+    /// One entry per `println` call, in order (TRN-008, TRN-009).
+    pub prints: Vec<String>,
+    /// Every tool call, in order (TC-006).
+    pub tool_calls: Vec<ToolCall>,
+    /// The user namespace after the turn (unchanged by a failed turn).
+    pub memory: Memory,
+    /// Names this turn bound with `def`/`defn`, in order of first binding,
+    /// each once. Empty for a failed turn: its definitions were rolled back.
+    pub defined: Vec<String>,
+    /// Evaluation steps used.
+    pub steps: u64,
+    /// Wall-clock time of the run.
+    pub duration: Duration,
+}
+
+impl Turn {
+    /// The value the program produced (`return`, `fail` or last
+    /// expression); `None` for a failed turn.
+    pub fn result(&self) -> Option<&Value> {
+        match &self.outcome {
+            TurnOutcome::Value { value }
+            | TurnOutcome::Return { value }
+            | TurnOutcome::Fail { value } => Some(value),
+            TurnOutcome::Error { .. } => None,
+        }
+    }
+
+    /// The error of a failed turn.
+    pub fn error(&self) -> Option<&TurnError> {
+        match &self.outcome {
+            TurnOutcome::Error { error } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// True if the program called `(return v)`.
+    pub fn returned(&self) -> bool {
+        matches!(self.outcome, TurnOutcome::Return { .. })
+    }
+
+    /// True if the program called `(fail v)`.
+    pub fn failed_mission(&self) -> bool {
+        matches!(self.outcome, TurnOutcome::Fail { .. })
+    }
+
+    /// True if the turn printed anything (SAM-001/002 decide on this).
+    pub fn printed(&self) -> bool {
+        !self.prints.is_empty()
+    }
+}
+
+/// How a turn's run ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    /// The value of the last expression.
+    Value {
+        #[serde(with = "serde_value::value")]
+        value: Value,
+    },
+    /// `(return v)`.
+    Return {
+        #[serde(with = "serde_value::value")]
+        value: Value,
+    },
+    /// `(fail v)`.
+    Fail {
+        #[serde(with = "serde_value::value")]
+        value: Value,
+    },
+    /// The program did not parse or raised an error.
+    Error { error: TurnError },
+}
+
+/// The error of a failed turn, as plain data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnError {
+    /// The stable error code (`type-error`, `timeout`, ...).
+    pub code: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// 1-based line and column in the program, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+impl From<&Error> for TurnError {
+    fn from(e: &Error) -> Self {
+        TurnError {
+            code: e.code().to_string(),
+            message: e.message().to_string(),
+            hint: e.hint().map(str::to_string),
+            line: e.span().map(|s| s.line),
+            column: e.span().map(|s| s.column),
+        }
+    }
+}
+
+impl fmt::Display for TurnError {
+    /// The same text as [`Error`]'s display:
+    /// `type-error at 1:5: message`, then `hint: ...` on its own line.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.code)?;
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            write!(f, " at {line}:{column}")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One tool call (TC-006).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    /// The arguments exactly as written in the call.
+    #[serde(with = "serde_value::vec")]
+    pub args: Vec<Value>,
+    /// The result, when the tool succeeded.
+    #[serde(
+        default,
+        with = "serde_value::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub result: Option<Value>,
+    /// The error message, when the tool failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration: Duration,
+}
+
+impl From<&crate::eval::ToolCallRecord> for ToolCall {
+    fn from(r: &crate::eval::ToolCallRecord) -> Self {
+        ToolCall {
+            name: r.name.clone(),
+            args: r.args.clone(),
+            result: r.result.clone(),
+            error: r.error.clone(),
+            duration: r.duration,
+        }
+    }
+}
+
+/// A snapshot of the user namespace (`user/`): definitions in the order
+/// they were first made (DEF-009).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Memory {
+    pub entries: Vec<MemoryEntry>,
+}
+
+/// One definition in a [`Memory`] snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryEntry {
+    pub name: String,
+    #[serde(with = "serde_value::value")]
+    pub value: Value,
+    /// The docstring given to `def`/`defn`, as written (DEF-005, DEF-006).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
+    /// For a function: the value of its most recent call, in this or an
+    /// earlier turn, while the definition is unchanged (FMT-006).
+    #[serde(
+        default,
+        with = "serde_value::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub last_return: Option<Value>,
+}
+
+impl Memory {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&MemoryEntry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &MemoryEntry> {
+        self.entries.iter()
+    }
+
+    /// A snapshot of `globals`, with the last return value of each
+    /// function looked up by `last_return`.
+    pub fn from_globals(
+        globals: &Globals,
+        mut last_return: impl FnMut(&str, &Value) -> Option<Value>,
+    ) -> Memory {
+        Memory {
+            entries: globals
+                .iter()
+                .map(|(name, def)| MemoryEntry {
+                    name: name.to_string(),
+                    value: def.value.clone(),
+                    doc: def.doc.as_ref().map(|d| d.to_string()),
+                    last_return: last_return(name, &def.value),
+                })
+                .collect(),
+        }
+    }
+}
