@@ -47,6 +47,7 @@
 // equality never look inside it, so values are sound hash keys.
 #![allow(clippy::mutable_key_type)]
 
+pub mod agent;
 pub mod builtins;
 pub mod error;
 pub mod eval;
