@@ -20,10 +20,12 @@ pub mod anthropic;
 pub mod http;
 pub mod message;
 pub mod openai;
+pub mod parse;
 pub mod provider;
 pub mod scripted;
 
 pub use message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
+pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 pub use provider::{provider_from_spec, LlmProvider, ProviderError, ProviderOptions};
 pub use scripted::ScriptedProvider;
 
