@@ -23,11 +23,13 @@ pub mod openai;
 pub mod parse;
 pub mod provider;
 pub mod scripted;
+pub mod tools;
 
 pub use message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
 pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 pub use provider::{provider_from_spec, LlmProvider, ProviderError, ProviderOptions};
 pub use scripted::ScriptedProvider;
+pub use tools::{CommandTool, ManifestError, ToolImpl, ToolManifest, ToolSpec};
 
 /// `text` cut to at most `max_chars` characters, with `…` marking a cut.
 pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
