@@ -24,12 +24,14 @@ pub mod parse;
 pub mod provider;
 pub mod scripted;
 pub mod tools;
+pub mod transcript;
 
 pub use message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
 pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 pub use provider::{provider_from_spec, LlmProvider, ProviderError, ProviderOptions};
 pub use scripted::ScriptedProvider;
 pub use tools::{CommandTool, ManifestError, ToolImpl, ToolManifest, ToolSpec};
+pub use transcript::{TranscriptEntry, TranscriptToolCall, TranscriptWriter};
 
 /// `text` cut to at most `max_chars` characters, with `…` marking a cut.
 pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
