@@ -14,7 +14,11 @@
 //!    cut off by the token limit still yields its code). Blocks with only
 //!    whitespace do not count.
 //! 2. **Bare code.** Failing that, a reply that starts with `(` and reads
-//!    completely as PTC-Lisp forms is taken whole.
+//!    completely as PTC-Lisp forms is taken whole, provided every form but
+//!    the last is a list. Prose that follows code often reads as symbols
+//!    (`(+ 1 2) is the answer` is a list and four symbols), while a bare
+//!    symbol or literal before the last form does nothing in a program, so
+//!    a model writing code does not put one there.
 //! 3. Otherwise the reply holds no program ([`extract_program`] returns
 //!    `None`), and the loop should answer with [`NO_CODE_INSTRUCTION`].
 //!
@@ -23,6 +27,8 @@
 //! I/O.
 
 use serde::{Deserialize, Serialize};
+
+use crate::reader::FormKind;
 
 /// The fence tags whose blocks hold PTC-Lisp (compared case-insensitively;
 /// an untagged fence counts too).
@@ -90,9 +96,7 @@ pub fn extract_program(reply: &str) -> Option<ExtractedProgram> {
         });
     }
     let trimmed = reply.trim();
-    if trimmed.starts_with('(')
-        && crate::reader::read_program(trimmed).is_ok_and(|forms| !forms.is_empty())
-    {
+    if trimmed.starts_with('(') && reads_as_code(trimmed) {
         return Some(ExtractedProgram {
             source: trimmed.to_string(),
             rule: ExtractionRule::Bare,
@@ -100,6 +104,17 @@ pub fn extract_program(reply: &str) -> Option<ExtractedProgram> {
         });
     }
     None
+}
+
+/// True when `text` reads as forms, all but the last of them lists.
+fn reads_as_code(text: &str) -> bool {
+    match crate::reader::read_program(text) {
+        Ok(forms) => match forms.split_last() {
+            Some((_, init)) => init.iter().all(|f| matches!(f.kind, FormKind::List(_))),
+            None => false,
+        },
+        Err(_) => false,
+    }
 }
 
 fn is_program_tag(tag: &str) -> bool {
