@@ -3,8 +3,10 @@
 #[macro_use]
 mod util;
 
+mod agent_parts;
 mod cli;
 mod corpus;
 mod limits;
+mod providers;
 mod reader_props;
 mod special_forms;
