@@ -3,7 +3,8 @@
 //! A model writes small programs in PTC-Lisp; this crate reads them
 //! ([`reader`]), analyzes and evaluates them under strict limits ([`eval`]),
 //! with the core function library in [`builtins`] and the value model in
-//! [`value`].
+//! [`value`]. The [`agent`] module holds what a multi-turn LLM run needs
+//! around them: providers, reply parsing, tool manifests and transcripts.
 //!
 //! # Evaluate an expression
 //!

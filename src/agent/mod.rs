@@ -15,6 +15,46 @@
 //! the network, processes and files; it does so only in `http`, `tools`,
 //! `scripted` (reading its file) and `transcript`. Everything else here is
 //! pure.
+//!
+//! # One turn by hand
+//!
+//! The multi-turn loop builds on these parts; this is one turn of it, with
+//! a scripted model and a fixed-response tool from a manifest:
+//!
+//! ```
+//! use ptc_lisp::agent::{extract_program, ChatMessage, ChatRequest, LlmProvider,
+//!                       ScriptedProvider, ToolManifest};
+//! use ptc_lisp::agent::tools::ManifestFormat;
+//! use ptc_lisp::error::{Error, ErrorKind};
+//! use ptc_lisp::eval::{self, Globals, Host, Program, RunOptions};
+//! use ptc_lisp::value::{from_json, pr_str, to_json, Value};
+//!
+//! struct Tools(ToolManifest);
+//! impl Host for Tools {
+//!     fn data(&self, _: &str) -> Option<Value> { None }
+//!     fn has_tool(&self, name: &str) -> bool { self.0.get(name).is_some() }
+//!     fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value, Error> {
+//!         let args = serde_json::Value::Array(args.iter().map(to_json).collect());
+//!         let tool = self.0.get(name).expect("checked by has_tool");
+//!         tool.call(args).map(|v| from_json(&v)).map_err(|e| Error::new(ErrorKind::Tool, e))
+//!     }
+//! }
+//!
+//! let manifest = ToolManifest::parse(
+//!     r#"{"tools": {"stock": {"signature": "-> :map", "response": {"laptop": 3, "phone": 5}}}}"#,
+//!     "tools.json", ManifestFormat::Json).unwrap();
+//! let model = ScriptedProvider::new(vec![
+//!     "Sum the stock:\n```clojure\n(reduce + (vals (tool/stock)))\n```".to_string()]);
+//!
+//! let reply = model.complete(&ChatRequest::new(vec![
+//!     ChatMessage::system("You write PTC-Lisp."),
+//!     ChatMessage::user("How many items are in stock?")])).unwrap();
+//! let found = extract_program(&reply.content).unwrap();
+//! let program = Program::compile(&found.source).unwrap();
+//! let out = eval::run(&program, &Tools(manifest), &Globals::default(), RunOptions::default());
+//! assert_eq!(pr_str(&eval::finish(out.result).unwrap()), "8");
+//! assert_eq!(out.tool_calls[0].name, "stock");
+//! ```
 
 pub mod anthropic;
 pub mod http;
