@@ -224,7 +224,7 @@ fn openai_success_sends_the_chat_completions_shape() {
     let provider = openai(&server.base, Some("sk-test"), fast_http());
     let mut request = hello();
     request.max_tokens = Some(50);
-    request.temperature = Some(0.25);
+    request.temperature = Some(0.2);
     let response = provider.complete(&request).unwrap();
 
     assert_eq!(response.content, "```clojure\n(+ 1 2)\n```");
@@ -244,7 +244,7 @@ fn openai_success_sends_the_chat_completions_shape() {
         json!({"model": "gpt-test",
                "messages": [{"role": "system", "content": "You write PTC-Lisp."},
                             {"role": "user", "content": "Add 1 and 2."}],
-               "max_tokens": 50, "temperature": 0.25})
+               "max_tokens": 50, "temperature": 0.2})
     );
 }
 

@@ -10,7 +10,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::http::{join_url, HttpOptions, JsonClient};
+use super::http::{join_url, wire_f32, HttpOptions, JsonClient};
 use super::message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
 use super::openai::env_var;
 use super::provider::{LlmProvider, ProviderError, ProviderOptions};
@@ -127,7 +127,7 @@ impl AnthropicProvider {
             body["system"] = json!(system);
         }
         if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
+            body["temperature"] = json!(wire_f32(t));
         }
         body
     }

@@ -247,6 +247,9 @@ fn transport_error(error: ureq::Error, url: &str, options: &HttpOptions) -> Fail
         ureq::Error::HostNotFound => {
             ProviderError::Connection(format!("`{url}`: the host was not found"))
         }
+        ureq::Error::BodyExceedsLimit(limit) => ProviderError::Malformed(format!(
+            "the body from `{url}` is larger than {limit} bytes"
+        )),
         ureq::Error::BadUri(reason) => {
             ProviderError::Config(format!("The URL `{url}` is invalid: {reason}"))
         }
@@ -265,6 +268,12 @@ pub(crate) fn fmt_duration(d: Duration) -> String {
     } else {
         format!("{:.1} s", d.as_secs_f64())
     }
+}
+
+/// An `f32` as the `f64` with the same shortest decimal form, so `0.2`
+/// goes on the wire as `0.2`, not `0.20000000298023224`.
+pub(crate) fn wire_f32(x: f32) -> f64 {
+    x.to_string().parse().unwrap_or(f64::from(x))
 }
 
 /// `base` + `path` with exactly one slash between them.
@@ -334,6 +343,12 @@ mod tests {
             "http://h/v1/chat/completions"
         );
         assert_eq!(join_url("http://h", "v1/messages"), "http://h/v1/messages");
+    }
+
+    #[test]
+    fn floats_keep_their_short_form() {
+        assert_eq!(wire_f32(0.2), 0.2);
+        assert_eq!(wire_f32(1.0), 1.0);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::http::{join_url, HttpOptions, JsonClient};
+use super::http::{join_url, wire_f32, HttpOptions, JsonClient};
 use super::message::{ChatRequest, ChatResponse, Usage};
 use super::provider::{LlmProvider, ProviderError, ProviderOptions};
 
@@ -122,7 +122,7 @@ impl OpenAiProvider {
             body["max_tokens"] = json!(n);
         }
         if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
+            body["temperature"] = json!(wire_f32(t));
         }
         body
     }
