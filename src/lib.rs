@@ -3,7 +3,8 @@
 //! A model writes small programs in PTC-Lisp; this crate reads them
 //! ([`reader`]), analyzes and evaluates them under strict limits ([`eval`]),
 //! with the core function library in [`builtins`] and the value model in
-//! [`value`].
+//! [`value`]. The [`agent`] module holds what a multi-turn LLM run needs
+//! around them: providers, reply parsing, tool manifests and transcripts.
 //!
 //! # Evaluate an expression
 //!
@@ -47,6 +48,7 @@
 // equality never look inside it, so values are sound hash keys.
 #![allow(clippy::mutable_key_type)]
 
+pub mod agent;
 pub mod builtins;
 pub mod compression;
 pub mod error;

@@ -3,6 +3,7 @@
 #[macro_use]
 mod util;
 
+mod agent_parts;
 mod api;
 mod builtins;
 mod cli;
@@ -12,6 +13,7 @@ mod corpus;
 mod differential;
 mod limits;
 mod properties;
+mod providers;
 mod reader_props;
 mod regressions;
 mod session;

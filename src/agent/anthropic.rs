@@ -1,0 +1,256 @@
+//! A client for the Anthropic Messages API.
+//!
+//! `POST {base}/v1/messages` with `x-api-key`, `anthropic-version:
+//! 2023-06-01` and `{model, system, messages, max_tokens, temperature?}`.
+//! System messages are joined into the `system` field; the rest must
+//! alternate between user and assistant, so consecutive messages of one
+//! role are merged (joined by a blank line). The reply is the `text`
+//! blocks of `content` joined, the usage `usage.input_tokens` /
+//! `usage.output_tokens`.
+
+use serde_json::{json, Value as Json};
+
+use super::http::{join_url, wire_f32, HttpOptions, JsonClient};
+use super::message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
+use super::openai::env_var;
+use super::provider::{LlmProvider, ProviderError, ProviderOptions};
+
+/// The Anthropic API's address.
+pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The API version this client speaks.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The reply token limit when neither the request nor the config sets one.
+pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// Where and how to reach the API.
+#[derive(Clone, Default)]
+pub struct AnthropicConfig {
+    /// Defaults to [`ANTHROPIC_DEFAULT_BASE_URL`]; a trailing slash is fine.
+    pub base_url: Option<String>,
+    /// Sent as `x-api-key`.
+    pub api_key: Option<String>,
+    /// Used when a request sets no `max_tokens`; defaults to
+    /// [`ANTHROPIC_DEFAULT_MAX_TOKENS`].
+    pub max_tokens: Option<u32>,
+    pub http: HttpOptions,
+}
+
+impl std::fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("max_tokens", &self.max_tokens)
+            .field("http", &self.http)
+            .finish()
+    }
+}
+
+impl AnthropicConfig {
+    /// `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY` from the environment
+    /// (empty values count as unset).
+    pub fn from_env() -> Self {
+        AnthropicConfig {
+            base_url: env_var("ANTHROPIC_BASE_URL"),
+            api_key: env_var("ANTHROPIC_API_KEY"),
+            ..Default::default()
+        }
+    }
+
+    /// Let explicit options override what this config holds.
+    pub fn apply(&mut self, options: &ProviderOptions) {
+        if options.base_url.is_some() {
+            self.base_url.clone_from(&options.base_url);
+        }
+        if options.api_key.is_some() {
+            self.api_key.clone_from(&options.api_key);
+        }
+        if options.max_tokens.is_some() {
+            self.max_tokens = options.max_tokens;
+        }
+        self.http = options.http.clone();
+    }
+}
+
+/// An Anthropic chat model.
+pub struct AnthropicProvider {
+    model: String,
+    url: String,
+    api_key: Option<String>,
+    max_tokens: u32,
+    client: JsonClient,
+}
+
+impl AnthropicProvider {
+    /// A client for `model`. Fails when the official API is the target and
+    /// no key is set.
+    pub fn new(model: impl Into<String>, config: AnthropicConfig) -> Result<Self, ProviderError> {
+        let base = config
+            .base_url
+            .unwrap_or_else(|| ANTHROPIC_DEFAULT_BASE_URL.to_string());
+        if config.api_key.is_none() && base.trim_end_matches('/') == ANTHROPIC_DEFAULT_BASE_URL {
+            return Err(ProviderError::Config(
+                "The Anthropic API needs a key: set `ANTHROPIC_API_KEY`".to_string(),
+            ));
+        }
+        Ok(AnthropicProvider {
+            model: model.into(),
+            url: join_url(&base, "v1/messages"),
+            api_key: config.api_key,
+            max_tokens: config.max_tokens.unwrap_or(ANTHROPIC_DEFAULT_MAX_TOKENS),
+            client: JsonClient::new(config.http),
+        })
+    }
+
+    /// The endpoint requests go to.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn body(&self, request: &ChatRequest) -> Json {
+        let model = if request.model.is_empty() {
+            &self.model
+        } else {
+            &request.model
+        };
+        let (system, messages) = split_messages(&request.messages);
+        let messages: Vec<Json> = messages
+            .iter()
+            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+            .collect();
+        let mut body = json!({
+            "model": model,
+            "messages": messages,
+            "max_tokens": request.max_tokens.unwrap_or(self.max_tokens),
+        });
+        if let Some(system) = system {
+            body["system"] = json!(system);
+        }
+        if let Some(t) = request.temperature {
+            body["temperature"] = json!(wire_f32(t));
+        }
+        body
+    }
+}
+
+/// The system prompt (all system messages joined by a blank line) and the
+/// other messages with consecutive same-role runs merged.
+pub fn split_messages(messages: &[ChatMessage]) -> (Option<String>, Vec<ChatMessage>) {
+    let system: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut merged: Vec<ChatMessage> = Vec::new();
+    for m in messages.iter().filter(|m| m.role != Role::System) {
+        match merged.last_mut() {
+            Some(last) if last.role == m.role => {
+                last.content.push_str("\n\n");
+                last.content.push_str(&m.content);
+            }
+            _ => merged.push(m.clone()),
+        }
+    }
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    (system, merged)
+}
+
+impl LlmProvider for AnthropicProvider {
+    fn name(&self) -> String {
+        format!("anthropic:{}", self.model)
+    }
+
+    fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let mut headers = vec![("anthropic-version", ANTHROPIC_VERSION.to_string())];
+        if let Some(key) = &self.api_key {
+            headers.push(("x-api-key", key.clone()));
+        }
+        let answer = self
+            .client
+            .post_json(&self.url, &headers, &self.body(request))?;
+        parse_response(&answer)
+    }
+}
+
+fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
+    let blocks = answer
+        .get("content")
+        .and_then(Json::as_array)
+        .ok_or_else(|| ProviderError::Malformed("`content` is missing".to_string()))?;
+    let content = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Json::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Json::as_str))
+        .collect::<Vec<_>>()
+        .join("");
+    let usage = answer.get("usage").map(|u| Usage {
+        input_tokens: u.get("input_tokens").and_then(Json::as_u64).unwrap_or(0),
+        output_tokens: u.get("output_tokens").and_then(Json::as_u64).unwrap_or(0),
+    });
+    Ok(ChatResponse {
+        content,
+        usage,
+        model: answer
+            .get("model")
+            .and_then(Json::as_str)
+            .map(str::to_string),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_is_split_off_and_roles_merged() {
+        let (system, rest) = split_messages(&[
+            ChatMessage::system("a"),
+            ChatMessage::user("u1"),
+            ChatMessage::user("u2"),
+            ChatMessage::assistant("x"),
+            ChatMessage::system("b"),
+            ChatMessage::user("u3"),
+        ]);
+        assert_eq!(system.as_deref(), Some("a\n\nb"));
+        assert_eq!(
+            rest,
+            vec![
+                ChatMessage::user("u1\n\nu2"),
+                ChatMessage::assistant("x"),
+                ChatMessage::user("u3"),
+            ]
+        );
+    }
+
+    #[test]
+    fn body_always_has_max_tokens() {
+        let p = AnthropicProvider::new(
+            "claude",
+            AnthropicConfig {
+                base_url: Some("http://127.0.0.1:1/".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.url(), "http://127.0.0.1:1/v1/messages");
+        let b = p.body(&ChatRequest::new(vec![ChatMessage::user("hi")]));
+        assert_eq!(
+            b,
+            json!({"model": "claude", "messages": [{"role": "user", "content": "hi"}],
+                   "max_tokens": 4096})
+        );
+    }
+
+    #[test]
+    fn text_blocks_are_joined() {
+        let r = parse_response(&json!({
+            "model": "c",
+            "content": [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "x"},
+                        {"type": "text", "text": "b"}],
+            "usage": {"input_tokens": 3, "output_tokens": 1}}))
+        .unwrap();
+        assert_eq!(r.content, "ab");
+        assert_eq!(r.usage.unwrap().input_tokens, 3);
+        assert!(parse_response(&json!({"type": "message"})).is_err());
+    }
+}

@@ -1,0 +1,555 @@
+//! The tool manifest of the command line (`--tools FILE`) and the tools it
+//! declares.
+//!
+//! A manifest is a JSON or TOML file holding one table, `tools`, that maps
+//! each tool name to its declaration:
+//!
+//! ```json
+//! {"tools": {
+//!   "search":    {"signature": "(query :string) -> :string",
+//!                 "description": "Full-text search over the wiki",
+//!                 "command": ["my-search", "--json"], "timeout_ms": 5000},
+//!   "inventory": {"signature": "-> :map", "response": {"laptop": 3}}}}
+//! ```
+//!
+//! Each tool has a `signature` (kept as text here; the agent loop parses
+//! it), an optional `description`, and exactly one implementation: a
+//! `command` (an argv array, run without a shell) or a fixed `response`
+//! (any JSON). `timeout_ms` (default 30 s) applies to commands only.
+//! Errors name the file, the tool and the field.
+//!
+//! A command tool gets its arguments as one line of JSON on standard input
+//! and must print one JSON value on standard output. A non-zero exit is an
+//! error that quotes standard error; a tool still running at its timeout
+//! is killed (on Unix with every process it started, as it runs in a
+//! process group of its own). Relative program paths resolve against the
+//! working directory, as in a shell.
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value as Json};
+
+use super::http::fmt_duration;
+use super::truncate;
+
+/// How long a command tool may run when its manifest entry sets no
+/// `timeout_ms`.
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most standard output a command tool may print.
+pub const MAX_TOOL_OUTPUT: usize = 16 * 1024 * 1024;
+/// How much of a tool's standard error an error message quotes.
+const STDERR_QUOTE_CHARS: usize = 1000;
+
+const TOOL_FIELDS: [&str; 5] = [
+    "signature",
+    "description",
+    "command",
+    "response",
+    "timeout_ms",
+];
+
+/// Why a manifest could not be loaded. The message names the file, and
+/// the tool and field where there is one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    #[error("Could not read the tool manifest `{file}`: {message}")]
+    Read { file: String, message: String },
+    /// Not valid JSON or TOML, or not shaped like a manifest.
+    #[error("{file}: {message}")]
+    Invalid { file: String, message: String },
+    /// One tool's declaration is wrong.
+    #[error("{file}: tool `{tool}`: {message}")]
+    Tool {
+        file: String,
+        tool: String,
+        message: String,
+    },
+}
+
+/// The syntax of a manifest file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManifestFormat {
+    Json,
+    Toml,
+}
+
+impl ManifestFormat {
+    /// `.toml` files are TOML and `.json` files JSON; any other file is
+    /// JSON when its text starts with `{`, else TOML.
+    pub fn detect(path: &Path, text: &str) -> Self {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("toml") => ManifestFormat::Toml,
+            Some(e) if e.eq_ignore_ascii_case("json") => ManifestFormat::Json,
+            _ if text.trim_start().starts_with('{') => ManifestFormat::Json,
+            _ => ManifestFormat::Toml,
+        }
+    }
+}
+
+/// The tools of a manifest, in file order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolManifest {
+    pub tools: Vec<ToolSpec>,
+}
+
+/// One declared tool.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    /// The signature as written, e.g. `(query :string) -> :string`.
+    pub signature: String,
+    /// Empty when the manifest gives none.
+    pub description: String,
+    pub implementation: ToolImpl,
+}
+
+/// How a tool produces its result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolImpl {
+    /// Run a program.
+    Command(CommandTool),
+    /// Always return this value.
+    Response(Json),
+}
+
+impl ToolSpec {
+    /// Call the tool with its arguments as JSON.
+    pub fn call(&self, args: Json) -> Result<Json, String> {
+        match &self.implementation {
+            ToolImpl::Command(c) => c.call(args),
+            ToolImpl::Response(v) => Ok(v.clone()),
+        }
+    }
+}
+
+impl ToolManifest {
+    /// Read and check a manifest file.
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ManifestError::Read {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text, &file, ManifestFormat::detect(path, &text))
+    }
+
+    /// Parse and check manifest text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str, format: ManifestFormat) -> Result<Self, ManifestError> {
+        let invalid = |message: String| ManifestError::Invalid {
+            file: file.to_string(),
+            message,
+        };
+        let json: Json = match format {
+            ManifestFormat::Json => {
+                serde_json::from_str(text).map_err(|e| invalid(format!("bad JSON: {e}")))?
+            }
+            ManifestFormat::Toml => {
+                let table: toml::Table = toml::from_str(text)
+                    .map_err(|e| invalid(format!("bad TOML: {}", e.to_string().trim_end())))?;
+                serde_json::to_value(table).map_err(|e| invalid(format!("bad TOML: {e}")))?
+            }
+        };
+        Self::from_json(&json, file)
+    }
+
+    /// Check a manifest that is already JSON; `file` names it in errors.
+    pub fn from_json(json: &Json, file: &str) -> Result<Self, ManifestError> {
+        let invalid = |message: &str| ManifestError::Invalid {
+            file: file.to_string(),
+            message: message.to_string(),
+        };
+        let shape = "a manifest is an object holding `tools`, a table from tool names to \
+                     declarations";
+        let top = json.as_object().ok_or_else(|| invalid(shape))?;
+        if let Some(key) = top.keys().find(|k| *k != "tools") {
+            return Err(invalid(&format!(
+                "unknown top-level field `{key}`; {shape}"
+            )));
+        }
+        let tools = top
+            .get("tools")
+            .ok_or_else(|| invalid(&format!("`tools` is missing; {shape}")))?
+            .as_object()
+            .ok_or_else(|| invalid(&format!("`tools` must be a table; {shape}")))?;
+        let tools = tools
+            .iter()
+            .map(|(name, decl)| {
+                tool_spec(name, decl).map_err(|message| ManifestError::Tool {
+                    file: file.to_string(),
+                    tool: name.clone(),
+                    message,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(ToolManifest { tools })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_str())
+    }
+}
+
+/// True for names usable as `tool/NAME` in a program.
+fn is_tool_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || "-_?!*".contains(c))
+}
+
+fn tool_spec(name: &str, decl: &Json) -> Result<ToolSpec, String> {
+    if !is_tool_name(name) {
+        return Err(
+            "the name must be a symbol: letters, digits, `-`, `_`, `?`, `!` and `*`, \
+                    starting with a letter or `_`"
+                .to_string(),
+        );
+    }
+    let fields: &Map<String, Json> = decl
+        .as_object()
+        .ok_or("the declaration must be a table with `signature` and `command` or `response`")?;
+    if let Some(key) = fields.keys().find(|k| !TOOL_FIELDS.contains(&k.as_str())) {
+        let hint = match crate::error::suggest(key, TOOL_FIELDS).first() {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!(
+                "the fields are {}",
+                TOOL_FIELDS.map(|f| format!("`{f}`")).join(", ")
+            ),
+        };
+        return Err(format!("unknown field `{key}`; {hint}"));
+    }
+    let signature = match fields.get("signature") {
+        None => {
+            return Err(
+                "`signature` is missing; write e.g. \"(query :string) -> :string\"".to_string(),
+            )
+        }
+        Some(Json::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
+        Some(_) => return Err("`signature` must be a non-empty string".to_string()),
+    };
+    let description = match fields.get("description") {
+        None => String::new(),
+        Some(Json::String(s)) => s.clone(),
+        Some(_) => return Err("`description` must be a string".to_string()),
+    };
+    let timeout = match fields.get("timeout_ms") {
+        None => None,
+        Some(v) => match v.as_u64() {
+            Some(ms) if (1..=86_400_000).contains(&ms) => Some(Duration::from_millis(ms)),
+            _ => {
+                return Err(
+                    "`timeout_ms` must be a whole number of milliseconds from 1 to 86400000"
+                        .to_string(),
+                )
+            }
+        },
+    };
+    let implementation = match (fields.get("command"), fields.get("response")) {
+        (Some(_), Some(_)) => {
+            return Err("needs either `command` or `response`, not both".to_string())
+        }
+        (None, None) => return Err("needs either `command` or `response`".to_string()),
+        (None, Some(response)) => {
+            if timeout.is_some() {
+                return Err("`timeout_ms` applies only to `command` tools".to_string());
+            }
+            ToolImpl::Response(response.clone())
+        }
+        (Some(command), None) => {
+            let argv: Option<Vec<String>> = command.as_array().and_then(|items| {
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect()
+            });
+            match argv {
+                Some(argv) if argv.first().is_some_and(|p| !p.is_empty()) => {
+                    ToolImpl::Command(CommandTool {
+                        name: name.to_string(),
+                        argv,
+                        timeout: timeout.unwrap_or(DEFAULT_TOOL_TIMEOUT),
+                    })
+                }
+                _ => {
+                    return Err("`command` must be a non-empty array of strings".to_string());
+                }
+            }
+        }
+    };
+    Ok(ToolSpec {
+        name: name.to_string(),
+        signature,
+        description,
+        implementation,
+    })
+}
+
+/// A tool implemented by a program.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandTool {
+    /// The tool name, for messages.
+    pub name: String,
+    /// The program and its arguments (no shell is involved).
+    pub argv: Vec<String>,
+    pub timeout: Duration,
+}
+
+/// What one output reader thread collected.
+struct Captured {
+    stdout: bool,
+    bytes: Vec<u8>,
+    overflow: bool,
+}
+
+impl CommandTool {
+    pub fn new(name: impl Into<String>, argv: Vec<String>, timeout: Duration) -> Self {
+        CommandTool {
+            name: name.into(),
+            argv,
+            timeout,
+        }
+    }
+
+    /// Run the program: `args` goes to standard input as one line of JSON,
+    /// standard output is parsed as JSON. Never blocks past the timeout.
+    pub fn call(&self, args: Json) -> Result<Json, String> {
+        let name = &self.name;
+        let Some((program, rest)) = self.argv.split_first() else {
+            return Err(format!("Tool `{name}` has an empty command"));
+        };
+        let mut command = Command::new(program);
+        command
+            .args(rest)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            command.process_group(0);
+        }
+        let started = Instant::now();
+        let deadline = started + self.timeout;
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("Tool `{name}` could not start `{program}`: {e}"))?;
+
+        // Input and output go through threads, so a tool that does not read
+        // its input, or fills one pipe while we wait on another, cannot
+        // block us.
+        let mut input = serde_json::to_vec(&args).unwrap_or_else(|_| b"null".to_vec());
+        input.push(b'\n');
+        if let Some(mut stdin) = child.stdin.take() {
+            std::thread::spawn(move || {
+                // A tool may exit without reading its input; that is its
+                // business, so a broken pipe is not an error here.
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let (tx, rx) = mpsc::channel();
+        for (stdout, pipe) in [
+            (
+                true,
+                child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
+            ),
+            (
+                false,
+                child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
+            ),
+        ] {
+            let Some(pipe) = pipe else { continue };
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let (bytes, overflow) = read_capped(pipe, MAX_TOOL_OUTPUT);
+                let _ = tx.send(Captured {
+                    stdout,
+                    bytes,
+                    overflow,
+                });
+            });
+        }
+        drop(tx);
+
+        let timed_out = || {
+            format!(
+                "Tool `{name}` timed out after {} and was killed",
+                fmt_duration(self.timeout)
+            )
+        };
+        let Some(status) = wait_until(&mut child, deadline)
+            .map_err(|e| format!("Tool `{name}` could not be waited for: {e}"))?
+        else {
+            kill(&mut child);
+            return Err(timed_out());
+        };
+        let (mut stdout, mut stderr) = (None, None);
+        while stdout.is_none() || stderr.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(c) if c.stdout => stdout = Some(c),
+                Ok(c) => stderr = Some(c),
+                // Both readers are done (no more senders).
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // The tool exited but something it started still holds
+                    // its output open.
+                    kill(&mut child);
+                    return Err(timed_out());
+                }
+            }
+        }
+        let stdout = stdout.map(|c| (c.bytes, c.overflow)).unwrap_or_default();
+        let stderr = stderr.map(|c| c.bytes).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&stderr);
+        let stderr = stderr.trim();
+
+        if !status.success() {
+            let mut message = format!("Tool `{name}` {}", describe_exit(status));
+            if !stderr.is_empty() {
+                message.push_str(": ");
+                message.push_str(&truncate(stderr, STDERR_QUOTE_CHARS));
+            }
+            return Err(message);
+        }
+        if stdout.1 {
+            return Err(format!(
+                "Tool `{name}` printed more than {} MiB; a tool must print one JSON value",
+                MAX_TOOL_OUTPUT / (1024 * 1024)
+            ));
+        }
+        let text = String::from_utf8_lossy(&stdout.0);
+        if text.trim().is_empty() {
+            return Err(format!(
+                "Tool `{name}` printed nothing; a tool must print one JSON value"
+            ));
+        }
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "Tool `{name}` printed output that is not JSON ({e}): {}",
+                truncate(text.trim(), 200)
+            )
+        })
+    }
+}
+
+/// Read everything, keeping at most `cap` bytes (the rest is drained so
+/// the writer is never blocked). Returns the bytes and whether any were
+/// dropped.
+fn read_capped(mut pipe: impl Read, cap: usize) -> (Vec<u8>, bool) {
+    let mut kept = Vec::new();
+    let mut overflow = false;
+    let mut buf = [0u8; 8192];
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len());
+                if n > room {
+                    overflow = true;
+                }
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    (kept, overflow)
+}
+
+/// Wait for the child until `deadline`; `None` means it is still running.
+fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Kill the child and, on Unix, every process in its process group, then
+/// reap it.
+fn kill(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let group = rustix::process::Pid::from_child(child);
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn describe_exit(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("failed with exit code {code}");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("was killed by signal {signal}");
+        }
+    }
+    "failed".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_are_symbols() {
+        assert!(is_tool_name("search"));
+        assert!(is_tool_name("get-user_by-id?"));
+        assert!(!is_tool_name("9lives"));
+        assert!(!is_tool_name("a b"));
+        assert!(!is_tool_name("ns/x"));
+        assert!(!is_tool_name(""));
+    }
+
+    #[test]
+    fn formats_are_detected() {
+        let p = Path::new;
+        assert_eq!(
+            ManifestFormat::detect(p("t.TOML"), "{"),
+            ManifestFormat::Toml
+        );
+        assert_eq!(
+            ManifestFormat::detect(p("t.json"), "x"),
+            ManifestFormat::Json
+        );
+        assert_eq!(ManifestFormat::detect(p("t"), " {}"), ManifestFormat::Json);
+        assert_eq!(
+            ManifestFormat::detect(p("t"), "[tools]"),
+            ManifestFormat::Toml
+        );
+    }
+
+    #[test]
+    fn capped_reads_drain_and_flag_overflow() {
+        let (kept, overflow) = read_capped(&b"abcdef"[..], 4);
+        assert_eq!((kept.as_slice(), overflow), (&b"abcd"[..], true));
+        let (kept, overflow) = read_capped(&b"ab"[..], 4);
+        assert_eq!((kept.as_slice(), overflow), (&b"ab"[..], false));
+    }
+}

@@ -1,0 +1,145 @@
+//! The JSONL transcript of an agent run: one line per model call, with the
+//! messages sent, the reply, the program found in it, and what running the
+//! program gave.
+//!
+//! Each line is flushed as soon as it is written, so a run that crashes
+//! keeps every earlier turn. A transcript also replays as a script (its
+//! `reply` fields; see [`super::scripted`]).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value as Json;
+
+use super::message::{ChatMessage, Usage};
+use super::parse::ExtractionRule;
+
+/// One model call and what came of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptEntry {
+    /// The turn number, from 1.
+    pub turn: u32,
+    /// Everything sent to the model for this call.
+    pub messages: Vec<ChatMessage>,
+    pub reply: String,
+    /// The program found in the reply, `null` when there was none.
+    pub program: Option<String>,
+    /// Which extraction rule found the program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extraction: Option<ExtractionRule>,
+    /// The program's value as JSON; absent when it did not run or failed
+    /// (a `nil` result is `null`, which is different).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub result: Option<Json>,
+    /// The error the program ended with; absent when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<TranscriptToolCall>,
+    pub usage: Option<Usage>,
+}
+
+/// One tool call a program made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptToolCall {
+    pub name: String,
+    pub args: Json,
+    /// The tool's value; absent when it failed.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub result: Option<Json>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub duration_ms: u64,
+}
+
+/// A field that is present is `Some`, even when it is `null`; only an
+/// absent field (through `default`) is `None`.
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Json>, D::Error> {
+    Json::deserialize(d).map(Some)
+}
+
+/// Writes transcript entries as JSON lines, flushing after each.
+pub struct TranscriptWriter<W: Write> {
+    out: W,
+}
+
+impl TranscriptWriter<BufWriter<File>> {
+    /// Create (or truncate) a transcript file.
+    pub fn create(path: &Path) -> std::io::Result<Self> {
+        Ok(TranscriptWriter::new(BufWriter::new(File::create(path)?)))
+    }
+}
+
+impl<W: Write> TranscriptWriter<W> {
+    pub fn new(out: W) -> Self {
+        TranscriptWriter { out }
+    }
+
+    /// Write one entry as one line and flush it.
+    pub fn write(&mut self, entry: &TranscriptEntry) -> std::io::Result<()> {
+        serde_json::to_writer(&mut self.out, entry)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
+}
+
+/// Read a transcript back, one entry per non-blank line.
+pub fn read_transcript(path: &Path) -> std::io::Result<Vec<TranscriptEntry>> {
+    let file = BufReader::new(File::open(path)?);
+    let mut entries = Vec::new();
+    for (i, line) in file.lines().enumerate() {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry = serde_json::from_str(&line).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: line {}: {e}", path.display(), i + 1),
+            )
+        })?;
+        entries.push(entry);
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn null_results_survive_a_round_trip() {
+        let entry = TranscriptEntry {
+            turn: 1,
+            messages: vec![ChatMessage::user("go")],
+            reply: "(println 1)".into(),
+            program: Some("(println 1)".into()),
+            extraction: Some(ExtractionRule::Bare),
+            result: Some(Json::Null),
+            error: None,
+            tool_calls: vec![],
+            usage: None,
+        };
+        let mut w = TranscriptWriter::new(Vec::new());
+        w.write(&entry).unwrap();
+        let line = String::from_utf8(w.into_inner()).unwrap();
+        assert!(line.contains(r#""result":null"#));
+        assert!(!line.contains("\"error\""));
+        let back: TranscriptEntry = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, entry);
+    }
+}
