@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use ptc_lisp::error::Error;
-use ptc_lisp::eval::{self, DataHost, Globals, Limits, Outcome, Program, RunOptions};
+use ptc_lisp::agent::ToolManifest;
+use ptc_lisp::eval::Limits;
+use ptc_lisp::session::{Session, TurnError, TurnOutcome};
 use ptc_lisp::value::{pr_str, write_pr_bounded};
 
 /// Results that share structure can print exponentially large; the
@@ -49,6 +50,9 @@ struct RunArgs {
     /// A JSON object file whose keys become `data/` values
     #[arg(long, value_name = "FILE.json")]
     data: Option<PathBuf>,
+    /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
     /// Wall-clock limit for the program, in milliseconds
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     timeout_ms: u64,
@@ -104,27 +108,22 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn load_data(path: &Path) -> Result<DataHost, String> {
+fn load_data(path: &Path) -> Result<serde_json::Value, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read data file `{}`: {e}", path.display()))?;
     let json: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("data file `{}` is not valid JSON: {e}", path.display()))?;
-    DataHost::from_json_object(&json).ok_or_else(|| {
-        format!(
+    if !json.is_object() {
+        return Err(format!(
             "data file `{}` must contain a JSON object (its keys become `data/` names)",
             path.display()
-        )
-    })
+        ));
+    }
+    Ok(json)
 }
 
-fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
-    let host = match &args.data {
-        Some(path) => match load_data(path) {
-            Ok(h) => h,
-            Err(e) => return usage_error(&e),
-        },
-        None => DataHost::default(),
-    };
+/// A session with the data and tools the options name.
+fn build_session(args: &RunArgs) -> Result<Session, String> {
     let mut limits = Limits {
         timeout: Duration::from_millis(args.timeout_ms),
         ..Limits::default()
@@ -132,60 +131,67 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
     if let Some(steps) = args.max_steps {
         limits.max_steps = steps;
     }
-    let program = match Program::compile(source) {
-        Ok(p) => p,
-        Err(e) => return report(&e, source, file),
+    let mut session = Session::new().with_limits(limits);
+    if let Some(path) = &args.data {
+        let json = load_data(path)?;
+        session
+            .set_data_json(&json)
+            .map_err(|e| e.message().to_string())?;
+    }
+    if let Some(path) = &args.tools {
+        let manifest = ToolManifest::load(path).map_err(|e| e.to_string())?;
+        manifest
+            .register_into(&mut session)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(session)
+}
+
+fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
+    let mut session = match build_session(args) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
     };
-    let out = eval::run(
-        &program,
-        &host,
-        &Globals::default(),
-        RunOptions {
-            limits,
-            ..RunOptions::default()
-        },
-    );
-    for line in &out.prints {
+    let turn = session.eval(source);
+    for line in &turn.prints {
         println!("{line}");
     }
-    match out.result {
-        Ok(Outcome::Value(v) | Outcome::Return(v)) => {
+    match &turn.outcome {
+        TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
             let mut text = String::new();
-            if !write_pr_bounded(&mut text, &v, MAX_RESULT_BYTES) {
+            if !write_pr_bounded(&mut text, value, MAX_RESULT_BYTES) {
                 text.push_str(" ... (result cut at 64 MiB)");
             }
             println!("{text}");
             ExitCode::SUCCESS
         }
-        Ok(Outcome::Fail(v)) => {
-            eprintln!("error: program failed: {}", pr_str(&v));
+        TurnOutcome::Fail { value } => {
+            eprintln!("error: program failed: {}", pr_str(value));
             ExitCode::from(1)
         }
-        Err(e) => report(&e, source, file),
+        TurnOutcome::Error { error } => report(error, source, file),
     }
 }
 
 /// Print an error with its location, the source line and a caret.
-fn report(e: &Error, source: &str, file: Option<&Path>) -> ExitCode {
-    let location = match (file, e.span()) {
-        (Some(f), Some(s)) => format!("{}:{}:{}: ", f.display(), s.line, s.column),
-        (None, Some(s)) => format!("{}:{}: ", s.line, s.column),
+fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
+    let position = e.line.zip(e.column);
+    let location = match (file, position) {
+        (Some(f), Some((l, c))) => format!("{}:{l}:{c}: ", f.display()),
+        (None, Some((l, c))) => format!("{l}:{c}: "),
         (Some(f), None) => format!("{}: ", f.display()),
         (None, None) => String::new(),
     };
-    eprintln!("error: {location}{} ({})", e.message(), e.code());
-    if let Some(span) = e.span() {
-        if let Some(line) = source.lines().nth(span.line.saturating_sub(1) as usize) {
-            if line.chars().count() <= 200 {
-                eprintln!("  | {line}");
-                eprintln!(
-                    "  | {}^",
-                    " ".repeat(span.column.saturating_sub(1) as usize)
-                );
+    eprintln!("error: {location}{} ({})", e.message, e.code);
+    if let Some((line, column)) = position {
+        if let Some(text) = source.lines().nth(line.saturating_sub(1) as usize) {
+            if text.chars().count() <= 200 {
+                eprintln!("  | {text}");
+                eprintln!("  | {}^", " ".repeat(column.saturating_sub(1) as usize));
             }
         }
     }
-    if let Some(hint) = e.hint() {
+    if let Some(hint) = &e.hint {
         eprintln!("hint: {hint}");
     }
     ExitCode::from(1)

@@ -135,3 +135,39 @@ fn timeout_flag_is_honoured() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn tools_manifest_binds_tool_functions() {
+    let manifest = temp_file(
+        "tools.json",
+        r#"{"tools": {
+            "inventory": {"signature": "-> :map", "description": "Units in stock", "response": {"laptop": 3}},
+            "echo": {"signature": "(text :string) -> :map", "description": "Echoes its arguments", "command": ["cat"]}}}"#,
+    );
+    let out = ptc(
+        &[
+            "eval",
+            "--tools",
+            manifest.to_str().unwrap(),
+            "[(tool/inventory) (echo \"hi\")]",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[{:laptop 3} {:text \"hi\"}]\n");
+}
+
+#[test]
+fn bad_tool_manifests_are_usage_errors_naming_the_tool() {
+    let manifest = temp_file(
+        "bad-tools.json",
+        r#"{"tools": {"x": {"signature": "-> :map"}}}"#,
+    );
+    let out = ptc(&["eval", "--tools", manifest.to_str().unwrap(), "1"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("bad-tools.json") && err.contains("tool `x`"),
+        "{err}"
+    );
+}
