@@ -513,6 +513,27 @@ fn describe_exit(status: ExitStatus) -> String {
     "failed".to_string()
 }
 
+impl ToolManifest {
+    /// Register every tool of the manifest on a session. A tool receives
+    /// its named arguments as one JSON object (`(tool/search "x")` with
+    /// signature `(query :string)` sends `{"query": "x"}`), and its JSON
+    /// result becomes a PTC-Lisp value (objects become keyword maps).
+    pub fn register_into(&self, session: &mut crate::session::Session) -> Result<(), String> {
+        for spec in &self.tools {
+            let tool = spec.clone();
+            let handler = move |args: crate::session::ToolArgs| {
+                let json = crate::value::to_json(&args.to_value());
+                tool.call(json)
+                    .map(|result| crate::value::from_json(&result))
+            };
+            session
+                .register_tool(&spec.name, &spec.signature, &spec.description, handler)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,26 +572,5 @@ mod tests {
         assert_eq!((kept.as_slice(), overflow), (&b"abcd"[..], true));
         let (kept, overflow) = read_capped(&b"ab"[..], 4);
         assert_eq!((kept.as_slice(), overflow), (&b"ab"[..], false));
-    }
-}
-
-impl ToolManifest {
-    /// Register every tool of the manifest on a session. A tool receives
-    /// its named arguments as one JSON object (`(tool/search "x")` with
-    /// signature `(query :string)` sends `{"query": "x"}`), and its JSON
-    /// result becomes a PTC-Lisp value (objects become keyword maps).
-    pub fn register_into(&self, session: &mut crate::session::Session) -> Result<(), String> {
-        for spec in &self.tools {
-            let tool = spec.clone();
-            let handler = move |args: crate::session::ToolArgs| {
-                let json = crate::value::to_json(&args.to_value());
-                tool.call(json)
-                    .map(|result| crate::value::from_json(&result))
-            };
-            session
-                .register_tool(&spec.name, &spec.signature, &spec.description, handler)
-                .map_err(|e| e.to_string())?;
-        }
-        Ok(())
     }
 }
