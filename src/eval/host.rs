@@ -2,7 +2,7 @@
 //! calls, and the user definitions that persist between programs.
 
 use crate::error::Result;
-use crate::value::{ArcStr, FixedState, Value};
+use crate::value::{ArcStr, Value};
 
 /// The host of a program run. The evaluator does no I/O itself: tools are
 /// reached only through this trait.
@@ -54,7 +54,14 @@ pub struct Definition {
 /// costs nothing.
 #[derive(Debug, Clone, Default)]
 pub struct Globals {
-    defs: imbl::GenericHashMap<ArcStr, Definition, FixedState, imbl::shared_ptr::DefaultSharedPtr>,
+    // Looked up on every reference to a global, so a fast hasher matters;
+    // iteration uses `order`, so the hasher never shows.
+    defs: imbl::GenericHashMap<
+        ArcStr,
+        Definition,
+        rustc_hash::FxBuildHasher,
+        imbl::shared_ptr::DefaultSharedPtr,
+    >,
     order: imbl::Vector<ArcStr>,
 }
 

@@ -4,7 +4,6 @@
 //! they captured. Every call and loop iteration is a step; the step
 //! counter also drives the time and interrupt checks.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -74,7 +73,7 @@ pub struct Interp<'h> {
     pub(crate) tool_calls: Vec<ToolCallRecord>,
     /// The most recent return value of each named function called, by
     /// function identity.
-    pub(crate) returns: HashMap<usize, (Arc<Function>, Value)>,
+    pub(crate) returns: rustc_hash::FxHashMap<usize, (Arc<Function>, Value)>,
     /// Names bound by `def`/`defn` during this run, in execution order.
     pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
@@ -105,7 +104,7 @@ impl<'h> Interp<'h> {
             prints: Vec::new(),
             output_chars: 0,
             tool_calls: Vec::new(),
-            returns: HashMap::new(),
+            returns: rustc_hash::FxHashMap::default(),
             defined: Vec::new(),
             history,
             interrupt,

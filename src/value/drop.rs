@@ -20,39 +20,49 @@ thread_local! {
 }
 
 impl Drop for Value {
+    #[inline]
     fn drop(&mut self) {
-        // Only a collection (or function) freed for the last time can start
-        // a deep chain of drops; everything else is dropped as usual.
-        let unique = match self {
-            Value::Vector(a) | Value::List(a) => Arc::strong_count(a) == 1,
-            Value::Map(a) => Arc::strong_count(a) == 1,
-            Value::Set(a) => Arc::strong_count(a) == 1,
-            Value::Fn(a) => Arc::strong_count(a) == 1,
-            _ => false,
-        };
-        if !unique {
-            return;
+        // Scalars and strings never start a chain of drops; this check is
+        // inlined so that dropping them stays as cheap as without `Drop`.
+        if matches!(
+            self,
+            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Fn(_)
+        ) {
+            drop_collection(self);
         }
-        let taken = std::mem::replace(self, Value::Nil);
-        let depth = DEPTH.with(Cell::get);
-        if depth >= MAX_DROP_DEPTH {
-            PENDING.with(|p| p.borrow_mut().push(taken));
-            return;
-        }
-        DEPTH.with(|d| d.set(depth + 1));
-        drop_contents(taken);
-        if depth == 0 {
-            // The outermost drop frees everything that was deferred.
-            loop {
-                let next = PENDING.with(|p| p.borrow_mut().pop());
-                match next {
-                    Some(v) => drop_contents(v),
-                    None => break,
-                }
-            }
-        }
-        DEPTH.with(|d| d.set(depth));
     }
+}
+
+/// Drop a collection or function value, deferring when nested too deeply.
+#[inline(never)]
+fn drop_collection(value: &mut Value) {
+    // Only a collection (or function) freed for the last time can start a
+    // deep chain of drops; a shared one is just released.
+    let unique = match value {
+        Value::Vector(a) | Value::List(a) => Arc::strong_count(a) == 1,
+        Value::Map(a) => Arc::strong_count(a) == 1,
+        Value::Set(a) => Arc::strong_count(a) == 1,
+        Value::Fn(a) => Arc::strong_count(a) == 1,
+        _ => false,
+    };
+    if !unique {
+        return;
+    }
+    let taken = std::mem::replace(value, Value::Nil);
+    let depth = DEPTH.with(Cell::get);
+    if depth >= MAX_DROP_DEPTH {
+        PENDING.with(|p| p.borrow_mut().push(taken));
+        return;
+    }
+    DEPTH.with(|d| d.set(depth + 1));
+    drop_contents(taken);
+    if depth == 0 {
+        // The outermost drop frees everything that was deferred.
+        while let Some(v) = PENDING.with(|p| p.borrow_mut().pop()) {
+            drop_contents(v);
+        }
+    }
+    DEPTH.with(|d| d.set(depth));
 }
 
 /// Free a value's collection. `taken` is the only reference, so the
