@@ -234,8 +234,13 @@ struct AgentArgs {
     /// With --compression: the most recent tool calls shown [default: 20]
     #[arg(long, value_name = "N", requires = "compression")]
     tool_call_limit: Option<usize>,
-    /// The shape (return value) must have, e.g. "{count :int, items [:string]}"
-    #[arg(long, value_name = "SIG")]
+    // A `help` attribute rather than a doc comment: rustdoc would read
+    // `[:string]` as a link.
+    #[arg(
+        long,
+        value_name = "SIG",
+        help = "The shape (return value) must have, e.g. \"{count :int, items [:string]}\""
+    )]
     signature: Option<String>,
     /// Write one JSON line per model call: the messages sent, the reply,
     /// the program and what it gave

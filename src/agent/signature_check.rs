@@ -40,8 +40,8 @@ pub struct Mismatch {
 }
 
 impl fmt::Display for Mismatch {
-    /// `at `items[1]` expected a string, got integer 3`, or
-    /// `the field `count` is missing (expected an integer)`.
+    /// ``at `items[1]` expected a string, got integer 3``, or
+    /// ``the field `count` is missing (expected an integer)``.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.actual {
             None => write!(
