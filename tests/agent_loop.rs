@@ -756,6 +756,60 @@ fn cli_runs_the_offline_example() {
     }
 }
 
+#[test]
+fn cli_transcripts_replay_and_limits_reach_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.jsonl");
+    let second = dir.path().join("second.jsonl");
+    let script = format!("script:{}", example("replies.json"));
+    let args = |llm: &str, transcript: &Path| -> Vec<String> {
+        [
+            "agent",
+            "--mission",
+            EXAMPLE_MISSION,
+            "--llm",
+            llm,
+            "--data",
+            &example("data.json"),
+            "--tools",
+            &example("tools.json"),
+            "--compression",
+            "--println-limit",
+            "1",
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ]
+        .map(str::to_string)
+        .to_vec()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ptc(&args, &[])
+    };
+    let out = run(args(&script, &first));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // With --println-limit 1 the last prompt shows only the newest println.
+    let entries = read_transcript(&first).unwrap();
+    let last_prompt = &entries[3].messages[1].content;
+    assert!(
+        last_prompt.contains(";; Output:\nvalue of the remaining units: 3900\n"),
+        "{last_prompt}"
+    );
+    assert!(!last_prompt.contains("stock: {"), "{last_prompt}");
+
+    // The transcript replays as a script, to the same messages and value.
+    let replay = format!("script:{}", first.display());
+    let again = run(args(&replay, &second));
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(again.stdout, out.stdout);
+    let replayed = read_transcript(&second).unwrap();
+    assert_eq!(replayed.len(), entries.len());
+    for (a, b) in entries.iter().zip(&replayed) {
+        assert_eq!(a.messages, b.messages);
+        assert_eq!(a.reply, b.reply);
+    }
+}
+
 fn script(dir: &Path, replies: &[String]) -> String {
     let path = write(
         dir,
