@@ -3,8 +3,9 @@
 //! A model writes small programs in PTC-Lisp; this crate reads them
 //! ([`reader`]), analyzes and evaluates them under strict limits ([`eval`]),
 //! with the core function library in [`builtins`] and the value model in
-//! [`value`]. The [`agent`] module holds what a multi-turn LLM run needs
-//! around them: providers, reply parsing, tool manifests and transcripts.
+//! [`value`]. [`session`] keeps tools, data and definitions across turns,
+//! [`compression`] renders the history as the next prompt, and the
+//! [`agent`] module runs the multi-turn loop with an LLM provider.
 //!
 //! # Evaluate an expression
 //!
@@ -34,6 +35,29 @@
 //! assert_eq!(pr_str(&eval::finish(out.result).unwrap()), "[\"Ada\"]");
 //! // Definitions persist in the returned user namespace.
 //! assert!(out.globals.get("active").is_some());
+//! ```
+//!
+//! # Run an agent
+//!
+//! A model (here a scripted one) writes programs turn by turn until it
+//! calls `(return value)`; definitions carry over between turns.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use ptc_lisp::agent::{Agent, AgentConfig, ScriptedProvider};
+//! use ptc_lisp::session::Session;
+//! use ptc_lisp::value::pr_str;
+//!
+//! let mut session = Session::new();
+//! session.set_data_json(&serde_json::json!({"scores": [7, 9, 4]})).unwrap();
+//! let model = Arc::new(ScriptedProvider::new(vec![
+//!     "```clojure\n(def best (apply max data/scores))\n(println best)\n```".into(),
+//!     "```clojure\n(return {:best best})\n```".into(),
+//! ]));
+//! let config = AgentConfig::new("Find the best score").with_signature("{best :int}");
+//! let run = Agent::new(model, session, config).unwrap().run();
+//! assert_eq!(pr_str(run.value().unwrap()), "{:best 9}");
+//! assert_eq!(run.turns.len(), 2);
 //! ```
 //!
 //! # Errors a model can act on

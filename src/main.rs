@@ -43,6 +43,10 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Run a mission as a multi-turn agent: a model writes PTC-Lisp, the
+    /// session runs it, until (return value), (fail reason) or the turn
+    /// limit
+    Agent(Box<AgentArgs>),
 }
 
 #[derive(Args)]
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
                 Err(e) => usage_error(&e),
             }
         }
+        Some(Command::Agent(args)) => agent_command(&args),
         None => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();
@@ -195,4 +200,346 @@ fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
         eprintln!("hint: {hint}");
     }
     ExitCode::from(1)
+}
+
+// ---- `ptc agent` ----
+
+/// The options of `ptc agent`.
+#[derive(Args)]
+struct AgentArgs {
+    /// The task for the model
+    #[arg(long, value_name = "TEXT")]
+    mission: String,
+    /// The model: `openai:MODEL` (any OpenAI-compatible server),
+    /// `anthropic:MODEL`, or `script:FILE` (replies replayed from a file)
+    #[arg(long, value_name = "SPEC")]
+    llm: String,
+    /// A JSON object file whose keys become `data/` values
+    #[arg(long, value_name = "FILE.json")]
+    data: Option<PathBuf>,
+    /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
+    #[arg(long, value_name = "FILE")]
+    tools: Option<PathBuf>,
+    /// Turns allowed, the first included; 1 is single-shot mode, where the
+    /// program's value is the answer
+    #[arg(long, value_name = "N", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    max_turns: u32,
+    /// Compress the history between turns (SingleUserCoalesced)
+    #[arg(long)]
+    compression: bool,
+    /// With --compression: the most recent println calls shown [default: 15]
+    #[arg(long, value_name = "N", requires = "compression")]
+    println_limit: Option<usize>,
+    /// With --compression: the most recent tool calls shown [default: 20]
+    #[arg(long, value_name = "N", requires = "compression")]
+    tool_call_limit: Option<usize>,
+    // A `help` attribute rather than a doc comment: rustdoc would read
+    // `[:string]` as a link.
+    #[arg(
+        long,
+        value_name = "SIG",
+        help = "The shape (return value) must have, e.g. \"{count :int, items [:string]}\""
+    )]
+    signature: Option<String>,
+    /// Write one JSON line per model call: the messages sent, the reply,
+    /// the program and what it gave
+    #[arg(long, value_name = "FILE.jsonl")]
+    transcript: Option<PathBuf>,
+    /// The provider's base URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL),
+    /// e.g. http://localhost:11434/v1 for Ollama
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The provider's API key (else OPENAI_API_KEY / ANTHROPIC_API_KEY)
+    #[arg(long, value_name = "KEY")]
+    api_key: Option<String>,
+    /// Time limit of one model request, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 120_000)]
+    timeout_ms: u64,
+    /// The reply token limit sent with each request
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u32>,
+    /// The sampling temperature sent with each request
+    #[arg(long, value_name = "T")]
+    temperature: Option<f32>,
+    /// Wall-clock limit of each program, tool calls included, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    program_timeout_ms: u64,
+    /// Limit on evaluation steps of each program
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u64>,
+    /// Print no progress on standard error
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Set up and run the agent; the loop itself lives in the library.
+fn agent_command(args: &AgentArgs) -> ExitCode {
+    use ptc_lisp::agent::{provider_from_spec, Agent, AgentConfig, ProviderOptions};
+    use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
+
+    let mut limits = Limits {
+        timeout: Duration::from_millis(args.program_timeout_ms),
+        ..Limits::default()
+    };
+    if let Some(steps) = args.max_steps {
+        limits.max_steps = steps;
+    }
+    let mut session = Session::new();
+    if let Some(path) = &args.data {
+        let loaded = load_data(path).and_then(|json| {
+            session
+                .set_data_json(&json)
+                .map(|_| ())
+                .map_err(|e| e.message().to_string())
+        });
+        if let Err(e) = loaded {
+            return usage_error(&e);
+        }
+    }
+    if let Some(path) = &args.tools {
+        let registered = ToolManifest::load(path)
+            .map_err(|e| e.to_string())
+            .and_then(|m| {
+                m.register_into(&mut session)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            });
+        if let Err(e) = registered {
+            return usage_error(&e);
+        }
+    }
+    let mut options = ProviderOptions {
+        base_url: args.base_url.clone(),
+        api_key: args.api_key.clone(),
+        max_tokens: args.max_tokens,
+        ..ProviderOptions::default()
+    };
+    options.http.timeout = Duration::from_millis(args.timeout_ms.max(1));
+    let provider = match provider_from_spec(&args.llm, options) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let compression = if !args.compression {
+        CompressionSetting::Off
+    } else if args.println_limit.is_some() || args.tool_call_limit.is_some() {
+        let defaults = CompressionOptions::default();
+        CompressionSetting::strategy_with(
+            SingleUserCoalesced,
+            CompressionOptions {
+                println_limit: args.println_limit.unwrap_or(defaults.println_limit),
+                tool_call_limit: args.tool_call_limit.unwrap_or(defaults.tool_call_limit),
+                ..defaults
+            },
+        )
+    } else {
+        CompressionSetting::On
+    };
+    let mut config = AgentConfig::new(args.mission.clone())
+        .with_max_turns(args.max_turns as usize)
+        .with_compression(compression)
+        .with_limits(limits);
+    config.signature = args.signature.clone();
+    config.model.max_tokens = args.max_tokens;
+    config.model.temperature = args.temperature;
+    let transcript = match &args.transcript {
+        Some(path) => match ptc_lisp::agent::TranscriptWriter::create(path) {
+            Ok(w) => Some((path.clone(), w)),
+            Err(e) => {
+                return usage_error(&format!(
+                    "cannot create the transcript `{}`: {e}",
+                    path.display()
+                ))
+            }
+        },
+        None => None,
+    };
+    let agent = match Agent::new(std::sync::Arc::from(provider), session, config) {
+        Ok(a) => a,
+        Err(e) => return usage_error(&e.to_string()),
+    };
+    let mut agent = agent.with_progress(CliProgress {
+        quiet: args.quiet,
+        transcript,
+    });
+    let run = agent.run();
+    report_run(&run, args.quiet)
+}
+
+/// Print how the run ended: the value on stdout, the rest on stderr.
+fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool) -> ExitCode {
+    use ptc_lisp::agent::AgentOutcome;
+
+    if !quiet {
+        let mut summary = format!("{} turn(s) in {:.1?}", run.turns.len(), run.duration);
+        if run.usage.total() > 0 {
+            summary.push_str(&format!(
+                ", {} tokens in, {} out",
+                run.usage.input_tokens, run.usage.output_tokens
+            ));
+        }
+        eprintln!("{summary}");
+    }
+    match &run.outcome {
+        AgentOutcome::Returned(value) => {
+            let mut text = String::new();
+            if !write_pr_bounded(&mut text, value, MAX_RESULT_BYTES) {
+                text.push_str(" ... (result cut at 64 MiB)");
+            }
+            println!("{text}");
+            ExitCode::SUCCESS
+        }
+        AgentOutcome::Failed(reason) => {
+            eprintln!("error: the mission failed: {}", pr_str(reason));
+            ExitCode::from(1)
+        }
+        AgentOutcome::TurnLimit => {
+            match run.last_error() {
+                Some(e) => eprintln!(
+                    "error: no result after {} turn(s); the last error: {}",
+                    run.turns.len(),
+                    e.message
+                ),
+                None => eprintln!(
+                    "error: no result after {} turn(s): the model never called (return value)",
+                    run.turns.len()
+                ),
+            }
+            ExitCode::from(1)
+        }
+        AgentOutcome::ProviderError(e) => {
+            eprintln!("error: the model call failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Progress on standard error, and the transcript, turn by turn.
+struct CliProgress {
+    quiet: bool,
+    transcript: Option<(
+        PathBuf,
+        ptc_lisp::agent::TranscriptWriter<std::io::BufWriter<std::fs::File>>,
+    )>,
+}
+
+impl ptc_lisp::agent::Progress for CliProgress {
+    fn turn_started(&mut self, turn: usize, max_turns: usize) {
+        if !self.quiet {
+            eprintln!("turn {turn}/{max_turns}");
+        }
+    }
+
+    fn turn_finished(&mut self, report: &ptc_lisp::agent::TurnReport<'_>) {
+        if let Some((path, writer)) = &mut self.transcript {
+            if let Err(e) = writer.write(&report.transcript_entry()) {
+                eprintln!(
+                    "warning: cannot write the transcript `{}`: {e}; it stops here",
+                    path.display()
+                );
+                self.transcript = None;
+            }
+        }
+        if !self.quiet {
+            eprint!("{}", progress_lines(report));
+        }
+    }
+
+    fn provider_failed(&mut self, _turn: usize, error: &ptc_lisp::agent::ProviderError) {
+        if !self.quiet {
+            eprintln!("  model call failed: {error}");
+        }
+    }
+}
+
+/// What one turn did, indented under its `turn N/M` line.
+fn progress_lines(report: &ptc_lisp::agent::TurnReport<'_>) -> String {
+    use ptc_lisp::compression::format::{to_clojure, FormatOptions};
+
+    let (call, turn) = (report.call, report.turn);
+    let mut out = String::new();
+    match &call.program {
+        Some(program) => {
+            // The first line of code: comments and blank lines are skipped.
+            let mut lines = program
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with(';'));
+            let first = lines.next().unwrap_or("");
+            let more = lines.count();
+            let first: String = if first.chars().count() > 100 {
+                first.chars().take(99).chain(['…']).collect()
+            } else {
+                first.to_string()
+            };
+            out.push_str(&format!("  program: {first}"));
+            if more > 0 {
+                out.push_str(&format!("  (+{more} lines)"));
+            }
+            out.push('\n');
+        }
+        None => out.push_str("  program: none in the reply\n"),
+    }
+    if !turn.tool_calls.is_empty() {
+        let shown: Vec<String> = turn
+            .tool_calls
+            .iter()
+            .take(5)
+            .map(|c| {
+                let args: Vec<String> = c
+                    .args
+                    .iter()
+                    .map(|a| to_clojure(a, FormatOptions::TOOL_ARGS).0)
+                    .collect();
+                let failed = if c.error.is_some() { " failed" } else { "" };
+                format!("{}({}){failed}", c.name, args.join(" "))
+            })
+            .collect();
+        let more = turn.tool_calls.len().saturating_sub(shown.len());
+        out.push_str(&format!("  tool calls: {}", shown.join(", ")));
+        if more > 0 {
+            out.push_str(&format!(" +{more} more"));
+        }
+        out.push('\n');
+    }
+    match call.usage {
+        Some(u) => out.push_str(&format!(
+            "  tokens: {} in, {} out\n",
+            u.input_tokens, u.output_tokens
+        )),
+        None => {
+            // The provider reports no usage (a script): estimate it.
+            let sent: usize = call
+                .messages
+                .iter()
+                .map(|m| ptc_lisp::tokens::count_tokens(&m.content))
+                .sum();
+            let reply = ptc_lisp::tokens::count_tokens(&call.reply);
+            out.push_str(&format!("  tokens: ~{sent} in, ~{reply} out (estimated)\n"));
+        }
+    }
+    match &turn.outcome {
+        TurnOutcome::Error { error } => {
+            let text = error.to_string().replace('\n', "\n    ");
+            out.push_str(&format!("  error: {text}\n"));
+        }
+        TurnOutcome::Return { value } => {
+            out.push_str(&format!(
+                "  returned: {}\n",
+                to_clojure(value, FormatOptions::SAMPLE).0
+            ));
+        }
+        TurnOutcome::Fail { value } => {
+            out.push_str(&format!(
+                "  fail: {}\n",
+                to_clojure(value, FormatOptions::SAMPLE).0
+            ));
+        }
+        TurnOutcome::Value { value } => {
+            out.push_str(&format!(
+                "  ok: {}\n",
+                to_clojure(value, FormatOptions::SAMPLE).0
+            ));
+        }
+    }
+    out
 }

@@ -542,6 +542,7 @@ fn entries() -> Vec<TranscriptEntry> {
             reply: "```clojure\n(def hits (tool/search {:query \"laptop\"}))\n```".into(),
             program: Some("(def hits (tool/search {:query \"laptop\"}))".into()),
             extraction: Some(ExtractionRule::Fenced),
+            outcome: Some("value".into()),
             result: Some(Json::Null),
             error: None,
             tool_calls: vec![TranscriptToolCall {
@@ -562,6 +563,7 @@ fn entries() -> Vec<TranscriptEntry> {
             reply: "I'm done.".into(),
             program: None,
             extraction: None,
+            outcome: Some("error".into()),
             result: None,
             error: Some("no program in the reply".into()),
             tool_calls: vec![TranscriptToolCall {

@@ -17,29 +17,29 @@ use ptc_lisp::agent::{
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
-struct Recorded {
-    method: String,
-    path: String,
+pub(crate) struct Recorded {
+    pub(crate) method: String,
+    pub(crate) path: String,
     /// Names lowercased.
-    headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: String,
 }
 
 impl Recorded {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
 
-    fn json(&self) -> Json {
+    pub(crate) fn json(&self) -> Json {
         serde_json::from_str(&self.body).expect("the client sent JSON")
     }
 }
 
 /// What the server does with one connection.
-enum Reply {
+pub(crate) enum Reply {
     Send {
         status: u16,
         headers: Vec<(&'static str, &'static str)>,
@@ -49,7 +49,7 @@ enum Reply {
     Silent,
 }
 
-fn reply(status: u16, body: impl Into<String>) -> Reply {
+pub(crate) fn reply(status: u16, body: impl Into<String>) -> Reply {
     Reply::Send {
         status,
         headers: vec![],
@@ -59,13 +59,13 @@ fn reply(status: u16, body: impl Into<String>) -> Reply {
 
 /// A tiny HTTP/1.1 server: one scripted reply per connection, in order.
 /// It stops by itself once the replies are used up, or after 10 seconds.
-struct TestServer {
-    base: String,
+pub(crate) struct TestServer {
+    pub(crate) base: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
 impl TestServer {
-    fn start(replies: Vec<Reply>) -> TestServer {
+    pub(crate) fn start(replies: Vec<Reply>) -> TestServer {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -90,7 +90,7 @@ impl TestServer {
         TestServer { base, requests }
     }
 
-    fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().unwrap().clone()
     }
 }
@@ -203,7 +203,7 @@ fn anthropic(base: &str, http: HttpOptions) -> AnthropicProvider {
     .unwrap()
 }
 
-fn openai_ok(content: &str) -> String {
+pub(crate) fn openai_ok(content: &str) -> String {
     json!({"id": "c1", "model": "gpt-test-0613",
            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                         "finish_reason": "stop"}],

@@ -3,6 +3,7 @@
 #[macro_use]
 mod util;
 
+mod agent_loop;
 mod agent_parts;
 mod api;
 mod builtins;

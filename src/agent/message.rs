@@ -55,6 +55,40 @@ impl ChatMessage {
     }
 }
 
+impl From<crate::compression::Role> for Role {
+    fn from(role: crate::compression::Role) -> Self {
+        match role {
+            crate::compression::Role::System => Role::System,
+            crate::compression::Role::User => Role::User,
+            crate::compression::Role::Assistant => Role::Assistant,
+        }
+    }
+}
+
+impl From<Role> for crate::compression::Role {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::System => crate::compression::Role::System,
+            Role::User => crate::compression::Role::User,
+            Role::Assistant => crate::compression::Role::Assistant,
+        }
+    }
+}
+
+/// A rendered prompt message, as sent to a provider.
+impl From<crate::compression::Message> for ChatMessage {
+    fn from(m: crate::compression::Message) -> Self {
+        ChatMessage::new(m.role.into(), m.content)
+    }
+}
+
+/// A sent message, back in the shape the debug view prints.
+impl From<ChatMessage> for crate::compression::Message {
+    fn from(m: ChatMessage) -> Self {
+        crate::compression::Message::new(m.role.into(), m.content)
+    }
+}
+
 /// Tokens a provider reports for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Usage {

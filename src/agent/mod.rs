@@ -9,12 +9,18 @@
 //! - [`scripted`]: a provider that replays prepared replies;
 //! - [`parse`]: finding the program in a model's reply;
 //! - [`tools`]: the command-line tool manifest and command tools;
-//! - [`transcript`]: the JSONL record of a run.
+//! - [`transcript`]: the JSONL record of a run;
+//! - [`prompt`]: the generated system prompt;
+//! - [`signature_check`]: checking a `(return v)` value against a
+//!   signature, and the feedback for a mismatch;
+//! - [`runner`]: the multi-turn loop ([`Agent`], [`AgentConfig`],
+//!   [`AgentRun`]) and agents as tools of other agents ([`AgentTool`]).
 //!
 //! This is the one layer (with the REPL and the binary) allowed to touch
 //! the network, processes and files; it does so only in `http`, `tools`,
-//! `scripted` (reading its file) and `transcript`. Everything else here is
-//! pure.
+//! `scripted` (reading its file) and `transcript`; `runner` reaches a
+//! model only through the [`LlmProvider`] it is given. Everything else
+//! here is pure.
 //!
 //! # One turn by hand
 //!
@@ -61,14 +67,22 @@ pub mod http;
 pub mod message;
 pub mod openai;
 pub mod parse;
+pub mod prompt;
 pub mod provider;
+pub mod runner;
 pub mod scripted;
+pub mod signature_check;
 pub mod tools;
 pub mod transcript;
 
 pub use message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
 pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
+pub use prompt::{system_prompt, PromptOptions};
 pub use provider::{provider_from_spec, LlmProvider, ProviderError, ProviderOptions};
+pub use runner::{
+    Agent, AgentConfig, AgentError, AgentOutcome, AgentRun, AgentTool, ModelCall, ModelOptions,
+    Progress, Quiet, TurnReport,
+};
 pub use scripted::ScriptedProvider;
 pub use tools::{CommandTool, ManifestError, ToolImpl, ToolManifest, ToolSpec};
 pub use transcript::{TranscriptEntry, TranscriptToolCall, TranscriptWriter};

@@ -1,6 +1,7 @@
 //! The JSONL transcript of an agent run: one line per model call, with the
-//! messages sent, the reply, the program found in it, and what running the
-//! program gave.
+//! messages sent (system prompt included), the reply, the program found in
+//! it, and what running the program gave (`outcome`, `result` or `error`,
+//! `tool_calls`), and the usage the provider reported.
 //!
 //! Each line is flushed as soon as it is written, so a run that crashes
 //! keeps every earlier turn. A transcript also replays as a script (its
@@ -29,6 +30,9 @@ pub struct TranscriptEntry {
     /// Which extraction rule found the program.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extraction: Option<ExtractionRule>,
+    /// How the program ended: `value`, `return`, `fail` or `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
     /// The program's value as JSON; absent when it did not run or failed
     /// (a `nil` result is `null`, which is different).
     #[serde(
@@ -129,6 +133,7 @@ mod tests {
             reply: "(println 1)".into(),
             program: Some("(println 1)".into()),
             extraction: Some(ExtractionRule::Bare),
+            outcome: Some("value".into()),
             result: Some(Json::Null),
             error: None,
             tool_calls: vec![],

@@ -23,6 +23,19 @@ pub use host::{DataHost, Definition, Globals, Host, NoHost};
 pub use limits::Limits;
 pub(crate) use machine::{arity_error, EvalResult, Flow, Interp};
 
+/// The special forms a program can use (`def`, `if`, `let`, `fn`,
+/// `return`, ...), in a stable order; refused forms such as `try` are not
+/// listed. The agent's system prompt is generated from this list.
+///
+/// ```
+/// let forms: Vec<&str> = ptc_lisp::eval::special_forms().collect();
+/// assert!(forms.contains(&"defn") && forms.contains(&"return"));
+/// assert!(!forms.contains(&"try"));
+/// ```
+pub fn special_forms() -> impl Iterator<Item = &'static str> {
+    analyze::supported_special_forms()
+}
+
 /// A program read and analyzed, ready to run any number of times.
 #[derive(Debug, Clone)]
 pub struct Program {

@@ -48,7 +48,11 @@ pub use tool::{bind_args, Tool, ToolArgs, ToolError, ToolHandler, ToolSpec};
 pub use turn::{Memory, MemoryEntry, ToolCall, Turn, TurnError, TurnOutcome};
 
 /// A multi-turn evaluation context: tools, data, definitions and turns.
-#[derive(Default)]
+///
+/// Cloning a session copies its definitions and turns and shares its tool
+/// handlers (and interrupt flag): a template session can be cloned for
+/// each run of a sub-agent.
+#[derive(Clone, Default)]
 pub struct Session {
     tools: Vec<Tool>,
     data: Vec<(String, Value)>,
@@ -210,6 +214,34 @@ impl Session {
 
     /// Run one program as the next turn and record it.
     pub fn eval(&mut self, program: &str) -> &Turn {
+        self.eval_checked(program, |_| Ok(()))
+    }
+
+    /// Run one program like [`Session::eval`], then let `check` accept or
+    /// reject how it ended (it sees every outcome but an error). A
+    /// rejected run is recorded as a failed turn with the check's error:
+    /// like any failed turn it commits no definitions, but keeps its
+    /// prints and tool calls. The agent loop checks `(return v)` values
+    /// against a signature this way.
+    ///
+    /// ```
+    /// use ptc_lisp::session::{Session, TurnError, TurnOutcome};
+    ///
+    /// let mut session = Session::new();
+    /// let turn = session.eval_checked("(def x 1) (return \"one\")", |outcome| match outcome {
+    ///     TurnOutcome::Return { value } if value.as_str().is_some() => Err(TurnError::new(
+    ///         "signature-mismatch", "expected an integer")),
+    ///     _ => Ok(()),
+    /// });
+    /// assert!(!turn.success);
+    /// assert_eq!(turn.error().unwrap().code, "signature-mismatch");
+    /// assert!(session.memory().is_empty());
+    /// ```
+    pub fn eval_checked(
+        &mut self,
+        program: &str,
+        check: impl FnOnce(&TurnOutcome) -> std::result::Result<(), TurnError>,
+    ) -> &Turn {
         let started = Instant::now();
         let number = self.turns.len() + 1;
         let host = SessionHost {
@@ -246,6 +278,13 @@ impl Session {
                     Ok(Outcome::Return(value)) => TurnOutcome::Return { value },
                     Ok(Outcome::Fail(value)) => TurnOutcome::Fail { value },
                     Err(e) => TurnOutcome::Error { error: (&e).into() },
+                };
+                let outcome = match outcome {
+                    TurnOutcome::Error { .. } => outcome,
+                    ended => match check(&ended) {
+                        Ok(()) => ended,
+                        Err(error) => TurnOutcome::Error { error },
+                    },
                 };
                 let success = !matches!(outcome, TurnOutcome::Error { .. });
                 let mut defined: Vec<String> = Vec::new();
@@ -285,6 +324,26 @@ impl Session {
                     duration: started.elapsed(),
                 }
             }
+        };
+        self.turns.push(turn);
+        self.turns.last().expect("a turn was just pushed")
+    }
+
+    /// Record a failed turn for `program` without running it: the host
+    /// found nothing it could run (the agent loop uses this for a model
+    /// reply that held no program). Nothing else changes.
+    pub fn record_failed_turn(&mut self, program: &str, error: TurnError) -> &Turn {
+        let turn = Turn {
+            number: self.turns.len() + 1,
+            program: program.to_string(),
+            outcome: TurnOutcome::Error { error },
+            success: false,
+            prints: Vec::new(),
+            tool_calls: Vec::new(),
+            memory: self.memory.clone(),
+            defined: Vec::new(),
+            steps: 0,
+            duration: std::time::Duration::ZERO,
         };
         self.turns.push(turn);
         self.turns.last().expect("a turn was just pushed")

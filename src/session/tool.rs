@@ -96,6 +96,11 @@ impl Tool {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(bound)));
         match outcome {
             Ok(Ok(v)) => Ok(v),
+            // A message that already names the tool (command tools write
+            // "Tool `x` timed out ...") is not prefixed a second time.
+            Ok(Err(message)) if message.starts_with(&format!("Tool `{}` ", self.spec.name)) => {
+                Err(Error::new(ErrorKind::Tool, message))
+            }
             Ok(Err(message)) => Err(Error::new(
                 ErrorKind::Tool,
                 format!("Tool `{}` failed: {message}", self.spec.name),
@@ -376,6 +381,23 @@ mod tests {
         assert!(err
             .to_string()
             .starts_with("Tool `x` has an invalid signature: Invalid signature"));
+    }
+
+    #[test]
+    fn messages_naming_the_tool_are_not_prefixed_twice() {
+        let tool = Tool::new("slow", "-> :any", "", |_| {
+            Err("Tool `slow` timed out after 1s and was killed".to_string())
+        })
+        .unwrap();
+        assert_eq!(
+            tool.call(&[]).unwrap_err().message(),
+            "Tool `slow` timed out after 1s and was killed"
+        );
+        let tool = Tool::new("x", "-> :any", "", |_| Err("no rate".to_string())).unwrap();
+        assert_eq!(
+            tool.call(&[]).unwrap_err().message(),
+            "Tool `x` failed: no rate"
+        );
     }
 
     #[test]

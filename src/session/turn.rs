@@ -116,6 +116,24 @@ pub struct TurnError {
     pub column: Option<u32>,
 }
 
+impl TurnError {
+    /// An error with a code and a message, no hint and no position.
+    pub fn new(code: impl Into<String>, message: impl Into<String>) -> Self {
+        TurnError {
+            code: code.into(),
+            message: message.into(),
+            hint: None,
+            line: None,
+            column: None,
+        }
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
 impl From<&Error> for TurnError {
     fn from(e: &Error) -> Self {
         TurnError {

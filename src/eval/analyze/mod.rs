@@ -9,6 +9,8 @@ mod destructure;
 mod desugar;
 mod special;
 
+pub(crate) use special::supported as supported_special_forms;
+
 use std::sync::Arc;
 
 use crate::builtins::{self, Registry};

@@ -86,6 +86,15 @@ pub(super) fn is_special(name: &str) -> bool {
     SPECIAL_FORMS.contains(&name)
 }
 
+/// The special forms a program can use, in a stable order: every form
+/// the analyzer knows except the refused ones, the no-op namespace forms
+/// (`ns`, `require`, `import`) and the `fn*` alias.
+pub(crate) fn supported() -> impl Iterator<Item = &'static str> {
+    SPECIAL_FORMS.iter().copied().filter(|name| {
+        unsupported(name).is_none() && !matches!(*name, "ns" | "require" | "import" | "fn*")
+    })
+}
+
 /// What to tell the model about forms we deliberately do not support.
 fn unsupported(name: &str) -> Option<(&'static str, &'static str)> {
     Some(match name {
