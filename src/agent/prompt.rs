@@ -107,12 +107,6 @@ mod tests {
     const TOKEN_CEILING: usize = 2_500;
 
     #[test]
-    #[ignore = "prints the prompt: cargo test print_the_prompt -- --ignored --nocapture"]
-    fn print_the_prompt() {
-        println!("{}", system_prompt(PromptOptions::default()));
-    }
-
-    #[test]
     fn the_prompt_is_lean() {
         let sig = Signature::parse("{count :int, items [:string]}").unwrap();
         for options in [
