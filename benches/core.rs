@@ -3,9 +3,13 @@
 //! Run with `cargo bench --bench core`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ptc_lisp::eval::{self, DataHost, Globals, Limits, Program, RunOptions};
+
+#[path = "support.rs"]
+mod support;
+use ptc_lisp::eval::{DataHost, Program};
 use ptc_lisp::reader;
 use ptc_lisp::value::{Map, Value};
+use support::run;
 
 /// A 200-line program in the style models write.
 fn program_200_lines() -> String {
@@ -17,19 +21,6 @@ fn program_200_lines() -> String {
     }
     assert_eq!(src.lines().count(), 200);
     src
-}
-
-fn run(program: &Program, host: &DataHost) -> Value {
-    let out = eval::run(
-        program,
-        host,
-        &Globals::default(),
-        RunOptions {
-            limits: Limits::generous(),
-            ..RunOptions::default()
-        },
-    );
-    eval::finish(out.result).expect("benchmark program runs")
 }
 
 fn orders(n: usize) -> DataHost {

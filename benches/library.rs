@@ -3,21 +3,12 @@
 //! Run with `cargo bench --bench library`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ptc_lisp::eval::{self, DataHost, Globals, Limits, Program, RunOptions};
-use ptc_lisp::value::{Map, Value};
 
-fn run(program: &Program, host: &DataHost) -> Value {
-    let out = eval::run(
-        program,
-        host,
-        &Globals::default(),
-        RunOptions {
-            limits: Limits::generous(),
-            ..RunOptions::default()
-        },
-    );
-    eval::finish(out.result).expect("benchmark program runs")
-}
+#[path = "support.rs"]
+mod support;
+use ptc_lisp::eval::{DataHost, Program};
+use ptc_lisp::value::{Map, Value};
+use support::run;
 
 fn data() -> DataHost {
     let categories = ["travel", "food", "office", "misc", "rent", "tax"];

@@ -10,10 +10,9 @@
 
 use serde_json::{json, Value as Json};
 
-use super::http::{join_url, wire_f32, HttpOptions, JsonClient};
+use super::http::{join_url, wire_f32, EndpointConfig, JsonClient};
 use super::message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
-use super::openai::env_var;
-use super::provider::{LlmProvider, ProviderError, ProviderOptions};
+use super::provider::{LlmProvider, ProviderError};
 
 /// The Anthropic API's address.
 pub const ANTHROPIC_DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -22,54 +21,14 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// The reply token limit when neither the request nor the config sets one.
 pub const ANTHROPIC_DEFAULT_MAX_TOKENS: u32 = 4096;
 
-/// Where and how to reach the API.
-#[derive(Clone, Default)]
-pub struct AnthropicConfig {
-    /// Defaults to [`ANTHROPIC_DEFAULT_BASE_URL`]; a trailing slash is fine.
-    pub base_url: Option<String>,
-    /// Sent as `x-api-key`.
-    pub api_key: Option<String>,
-    /// Used when a request sets no `max_tokens`; defaults to
-    /// [`ANTHROPIC_DEFAULT_MAX_TOKENS`].
-    pub max_tokens: Option<u32>,
-    pub http: HttpOptions,
-}
+/// Where and how to reach the API: `ANTHROPIC_BASE_URL` (default
+/// [`ANTHROPIC_DEFAULT_BASE_URL`]) and `ANTHROPIC_API_KEY`, sent as
+/// `x-api-key`; `max_tokens` defaults to [`ANTHROPIC_DEFAULT_MAX_TOKENS`].
+pub type AnthropicConfig = EndpointConfig;
 
-impl std::fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("max_tokens", &self.max_tokens)
-            .field("http", &self.http)
-            .finish()
-    }
-}
-
-impl AnthropicConfig {
-    /// `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY` from the environment
-    /// (empty values count as unset).
-    pub fn from_env() -> Self {
-        AnthropicConfig {
-            base_url: env_var("ANTHROPIC_BASE_URL"),
-            api_key: env_var("ANTHROPIC_API_KEY"),
-            ..Default::default()
-        }
-    }
-
-    /// Let explicit options override what this config holds.
-    pub fn apply(&mut self, options: &ProviderOptions) {
-        if options.base_url.is_some() {
-            self.base_url.clone_from(&options.base_url);
-        }
-        if options.api_key.is_some() {
-            self.api_key.clone_from(&options.api_key);
-        }
-        if options.max_tokens.is_some() {
-            self.max_tokens = options.max_tokens;
-        }
-        self.http = options.http.clone();
-    }
+/// The configuration from `ANTHROPIC_BASE_URL` and `ANTHROPIC_API_KEY`.
+pub fn config_from_env() -> AnthropicConfig {
+    EndpointConfig::from_env("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
 }
 
 /// An Anthropic chat model.

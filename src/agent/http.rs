@@ -358,3 +358,57 @@ mod tests {
         assert_eq!(fmt_duration(Duration::from_millis(1500)), "1.5 s");
     }
 }
+
+/// Where and how to reach a provider's HTTP API.
+#[derive(Clone, Default)]
+pub struct EndpointConfig {
+    /// The API's base address; each client has its default. A trailing
+    /// slash is fine.
+    pub base_url: Option<String>,
+    /// The API key, if the endpoint needs one.
+    pub api_key: Option<String>,
+    /// Used when a request sets no `max_tokens`.
+    pub max_tokens: Option<u32>,
+    pub http: HttpOptions,
+}
+
+impl std::fmt::Debug for EndpointConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EndpointConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("max_tokens", &self.max_tokens)
+            .field("http", &self.http)
+            .finish()
+    }
+}
+
+impl EndpointConfig {
+    /// Base URL and key from two environment variables (empty values count
+    /// as unset).
+    pub fn from_env(base_url_var: &str, api_key_var: &str) -> Self {
+        EndpointConfig {
+            base_url: env_var(base_url_var),
+            api_key: env_var(api_key_var),
+            ..Default::default()
+        }
+    }
+
+    /// Let explicit options override what this config holds.
+    pub fn apply(&mut self, options: &super::provider::ProviderOptions) {
+        if options.base_url.is_some() {
+            self.base_url.clone_from(&options.base_url);
+        }
+        if options.api_key.is_some() {
+            self.api_key.clone_from(&options.api_key);
+        }
+        if options.max_tokens.is_some() {
+            self.max_tokens = options.max_tokens;
+        }
+        self.http = options.http.clone();
+    }
+}
+
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}

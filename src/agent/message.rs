@@ -2,92 +2,14 @@
 //! the LLM providers and the agent loop exchange.
 //!
 //! These are wire-level types with serde derives; they know nothing about
-//! sessions, turns or compression (the loop converts its own history into
-//! a [`ChatRequest`]).
+//! sessions or turns. Messages are `compression::Message`, so rendered
+//! prompts go to a provider without conversion.
 
 use serde::{Deserialize, Serialize};
 
-/// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
-
-impl Role {
-    /// The lowercase wire name (`system`, `user`, `assistant`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        }
-    }
-}
-
-/// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    pub role: Role,
-    pub content: String,
-}
-
-impl ChatMessage {
-    pub fn new(role: Role, content: impl Into<String>) -> Self {
-        ChatMessage {
-            role,
-            content: content.into(),
-        }
-    }
-
-    pub fn system(content: impl Into<String>) -> Self {
-        Self::new(Role::System, content)
-    }
-
-    pub fn user(content: impl Into<String>) -> Self {
-        Self::new(Role::User, content)
-    }
-
-    pub fn assistant(content: impl Into<String>) -> Self {
-        Self::new(Role::Assistant, content)
-    }
-}
-
-impl From<crate::compression::Role> for Role {
-    fn from(role: crate::compression::Role) -> Self {
-        match role {
-            crate::compression::Role::System => Role::System,
-            crate::compression::Role::User => Role::User,
-            crate::compression::Role::Assistant => Role::Assistant,
-        }
-    }
-}
-
-impl From<Role> for crate::compression::Role {
-    fn from(role: Role) -> Self {
-        match role {
-            Role::System => crate::compression::Role::System,
-            Role::User => crate::compression::Role::User,
-            Role::Assistant => crate::compression::Role::Assistant,
-        }
-    }
-}
-
-/// A rendered prompt message, as sent to a provider.
-impl From<crate::compression::Message> for ChatMessage {
-    fn from(m: crate::compression::Message) -> Self {
-        ChatMessage::new(m.role.into(), m.content)
-    }
-}
-
-/// A sent message, back in the shape the debug view prints.
-impl From<ChatMessage> for crate::compression::Message {
-    fn from(m: ChatMessage) -> Self {
-        crate::compression::Message::new(m.role.into(), m.content)
-    }
-}
+/// A message of a conversation is the same type the compressor renders:
+/// what the loop sends is exactly what a strategy produced.
+pub use crate::compression::{Message as ChatMessage, Role};
 
 /// Tokens a provider reports for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

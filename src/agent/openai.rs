@@ -8,65 +8,21 @@
 
 use serde_json::{json, Value as Json};
 
-use super::http::{join_url, wire_f32, HttpOptions, JsonClient};
+use super::http::{join_url, wire_f32, EndpointConfig, JsonClient};
 use super::message::{ChatRequest, ChatResponse, Usage};
-use super::provider::{LlmProvider, ProviderError, ProviderOptions};
+use super::provider::{LlmProvider, ProviderError};
 
 /// The OpenAI API's address.
 pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// Where and how to reach the API.
-#[derive(Clone, Default)]
-pub struct OpenAiConfig {
-    /// Defaults to [`OPENAI_DEFAULT_BASE_URL`]; a trailing slash is fine.
-    pub base_url: Option<String>,
-    /// Sent as `Authorization: Bearer KEY` when set; local servers need
-    /// none.
-    pub api_key: Option<String>,
-    /// Used when a request sets no `max_tokens`; `None` sends none.
-    pub max_tokens: Option<u32>,
-    pub http: HttpOptions,
-}
+/// Where and how to reach the API: `OPENAI_BASE_URL` (default
+/// [`OPENAI_DEFAULT_BASE_URL`]) and `OPENAI_API_KEY`, sent as
+/// `Authorization: Bearer KEY` when set (local servers need none).
+pub type OpenAiConfig = EndpointConfig;
 
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("max_tokens", &self.max_tokens)
-            .field("http", &self.http)
-            .finish()
-    }
-}
-
-impl OpenAiConfig {
-    /// `OPENAI_BASE_URL` and `OPENAI_API_KEY` from the environment (empty
-    /// values count as unset).
-    pub fn from_env() -> Self {
-        OpenAiConfig {
-            base_url: env_var("OPENAI_BASE_URL"),
-            api_key: env_var("OPENAI_API_KEY"),
-            ..Default::default()
-        }
-    }
-
-    /// Let explicit options override what this config holds.
-    pub fn apply(&mut self, options: &ProviderOptions) {
-        if options.base_url.is_some() {
-            self.base_url.clone_from(&options.base_url);
-        }
-        if options.api_key.is_some() {
-            self.api_key.clone_from(&options.api_key);
-        }
-        if options.max_tokens.is_some() {
-            self.max_tokens = options.max_tokens;
-        }
-        self.http = options.http.clone();
-    }
-}
-
-pub(crate) fn env_var(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+/// The configuration from `OPENAI_BASE_URL` and `OPENAI_API_KEY`.
+pub fn config_from_env() -> OpenAiConfig {
+    EndpointConfig::from_env("OPENAI_BASE_URL", "OPENAI_API_KEY")
 }
 
 /// An OpenAI-compatible chat model.

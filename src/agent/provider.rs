@@ -8,10 +8,10 @@
 
 use std::path::Path;
 
-use super::anthropic::{AnthropicConfig, AnthropicProvider};
+use super::anthropic::AnthropicProvider;
 use super::http::HttpOptions;
 use super::message::{ChatRequest, ChatResponse};
-use super::openai::{OpenAiConfig, OpenAiProvider};
+use super::openai::OpenAiProvider;
 use super::scripted::ScriptedProvider;
 
 /// A chat model the agent loop can call.
@@ -158,12 +158,12 @@ pub fn provider_from_spec(
     }
     match prefix {
         "openai" => {
-            let mut config = OpenAiConfig::from_env();
+            let mut config = super::openai::config_from_env();
             config.apply(&options);
             Ok(Box::new(OpenAiProvider::new(rest, config)?))
         }
         "anthropic" => {
-            let mut config = AnthropicConfig::from_env();
+            let mut config = super::anthropic::config_from_env();
             config.apply(&options);
             Ok(Box::new(AnthropicProvider::new(rest, config)?))
         }

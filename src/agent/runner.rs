@@ -310,12 +310,8 @@ impl AgentRun {
     /// last model call (what the model saw last) and the compression
     /// statistics.
     pub fn debug_view(&self) -> String {
-        let messages: Vec<Message> = self
-            .calls
-            .last()
-            .map(|c| c.messages.iter().cloned().map(Message::from).collect())
-            .unwrap_or_default();
-        debug_view(&self.turns, &messages, self.compression.as_ref())
+        let messages: &[Message] = self.calls.last().map_or(&[], |c| &c.messages);
+        debug_view(&self.turns, messages, self.compression.as_ref())
     }
 }
 
@@ -496,7 +492,7 @@ impl Agent {
             compression = stats;
             let request = ChatRequest {
                 model: self.config.model.model.clone().unwrap_or_default(),
-                messages: messages.into_iter().map(ChatMessage::from).collect(),
+                messages,
                 max_tokens: self.config.model.max_tokens,
                 temperature: self.config.model.temperature,
             };

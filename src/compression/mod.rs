@@ -67,6 +67,17 @@ pub enum Role {
     Assistant,
 }
 
+impl Role {
+    /// The lowercase wire name (`system`, `user`, `assistant`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
