@@ -1,0 +1,2 @@
+;; error: `where` is missing its operator
+(filter (where :status "active") [{:status "active"}])

@@ -1,0 +1,2 @@
+;; error: Nested `#(...)` is not allowed
+(map #(map #(inc %) %) [[1]])

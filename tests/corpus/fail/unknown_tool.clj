@@ -1,0 +1,2 @@
+;; error: Unknown tool `tool/search`
+(tool/search {:q "x"})
