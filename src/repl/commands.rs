@@ -292,7 +292,9 @@ impl Repl {
             _ => {
                 let names: Vec<&str> = COMMANDS.iter().map(|(n, _, _)| *n).collect();
                 let mut message = format!("Unknown command `{name}`");
-                if let Some(best) = suggest(name, names.iter().copied()).first() {
+                let by_prefix = names.iter().find(|n| name.len() > 1 && n.starts_with(name));
+                let near = suggest(name, names.iter().copied());
+                if let Some(best) = by_prefix.or(near.first()) {
                     let _ = write!(message, " (did you mean `{best}`?)");
                 }
                 let _ = write!(message, "; the commands are {}", names.join(" "));
