@@ -8,11 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use ptc_lisp::agent::ToolManifest;
-use ptc_lisp::compression::{
-    CompressionOptions, CompressionSetting, SingleUserCoalesced, DEFAULT_MAX_TURNS,
-};
 use ptc_lisp::eval::Limits;
-use ptc_lisp::repl::{self, ReplConfig};
 use ptc_lisp::session::{Session, TurnError, TurnOutcome};
 use ptc_lisp::value::{pr_str, write_pr_bounded};
 
@@ -35,52 +31,6 @@ struct Cli {
     command: Option<Command>,
     #[command(flatten)]
     repl: ReplArgs,
-}
-
-/// Options of the REPL (`ptc` without a subcommand).
-#[derive(Args)]
-struct ReplArgs {
-    #[command(flatten)]
-    run: RunArgs,
-    /// A file of definitions evaluated first, as a turn
-    #[arg(long, value_name = "FILE")]
-    prelude: Option<PathBuf>,
-    /// The run length `:context` renders for (turns left, final turn)
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TURNS as u64,
-          value_parser = clap::value_parser!(u64).range(1..))]
-    max_turns: u64,
-    /// The mission `:context` and `:tokens` render first
-    #[arg(long, value_name = "TEXT", default_value = "")]
-    mission: String,
-    /// Show the full, uncompressed history in `:context`
-    #[arg(long, conflicts_with_all = ["println_limit", "tool_call_limit"])]
-    no_compression: bool,
-    /// println calls the compressed context keeps [default: 15]
-    #[arg(long, value_name = "N")]
-    println_limit: Option<usize>,
-    /// Tool calls the compressed context keeps [default: 20]
-    #[arg(long, value_name = "N")]
-    tool_call_limit: Option<usize>,
-}
-
-impl ReplArgs {
-    fn compression(&self) -> CompressionSetting {
-        if self.no_compression {
-            return CompressionSetting::Off;
-        }
-        if self.println_limit.is_none() && self.tool_call_limit.is_none() {
-            return CompressionSetting::On;
-        }
-        let defaults = CompressionOptions::default();
-        CompressionSetting::strategy_with(
-            SingleUserCoalesced,
-            CompressionOptions {
-                println_limit: self.println_limit.unwrap_or(defaults.println_limit),
-                tool_call_limit: self.tool_call_limit.unwrap_or(defaults.tool_call_limit),
-                ..defaults
-            },
-        )
-    }
 }
 
 #[derive(Subcommand)]
@@ -145,14 +95,14 @@ fn main() -> ExitCode {
         }
         None => {
             let args = cli.repl;
-            let config = ReplConfig {
+            let config = ptc_lisp::repl::ReplConfig {
                 prelude: args.prelude.clone(),
                 max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
-                mission: args.mission.clone(),
+                mission: args.mission.clone().unwrap_or_default(),
                 compression: args.compression(),
             };
             let run = args.run;
-            let code = repl::run(config, Box::new(move || build_session(&run)));
+            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
@@ -258,4 +208,51 @@ fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
         eprintln!("hint: {hint}");
     }
     ExitCode::from(1)
+}
+
+/// Options of the REPL (`ptc` without a subcommand).
+#[derive(Args)]
+struct ReplArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// A file of definitions evaluated first, as a turn
+    #[arg(long, value_name = "FILE")]
+    prelude: Option<PathBuf>,
+    /// The run length `:context` renders for (turns left, final turn)
+    #[arg(long, value_name = "N", default_value_t = ptc_lisp::compression::DEFAULT_MAX_TURNS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_turns: u64,
+    /// The mission `:context` and `:tokens` render first
+    #[arg(long, value_name = "TEXT")]
+    mission: Option<String>,
+    /// Show the full, uncompressed history in `:context`
+    #[arg(long, conflicts_with_all = ["println_limit", "tool_call_limit"])]
+    no_compression: bool,
+    /// println calls the compressed context keeps [default: 15]
+    #[arg(long, value_name = "N")]
+    println_limit: Option<usize>,
+    /// Tool calls the compressed context keeps [default: 20]
+    #[arg(long, value_name = "N")]
+    tool_call_limit: Option<usize>,
+}
+
+impl ReplArgs {
+    fn compression(&self) -> ptc_lisp::compression::CompressionSetting {
+        use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
+        if self.no_compression {
+            return CompressionSetting::Off;
+        }
+        if self.println_limit.is_none() && self.tool_call_limit.is_none() {
+            return CompressionSetting::On;
+        }
+        let defaults = CompressionOptions::default();
+        CompressionSetting::strategy_with(
+            SingleUserCoalesced,
+            CompressionOptions {
+                println_limit: self.println_limit.unwrap_or(defaults.println_limit),
+                tool_call_limit: self.tool_call_limit.unwrap_or(defaults.tool_call_limit),
+                ..defaults
+            },
+        )
+    }
 }

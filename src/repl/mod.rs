@@ -2,11 +2,11 @@
 //! person can explore data and tools and see exactly what a model would
 //! see next (`:context`, `:tokens`).
 //!
-//! On a terminal, input is edited with rustyline ([`editor`]): a validator
+//! On a terminal, input is edited with rustyline (`editor.rs`): a validator
 //! runs the real reader so unbalanced input continues on the next line,
 //! names complete with Tab, history is kept in a file, and Ctrl-C stops a
 //! running evaluation through the session's interrupt flag. When standard
-//! input is not a terminal ([`piped`]), the input is split into top-level
+//! input is not a terminal (`piped.rs`), the input is split into top-level
 //! forms and each runs as a turn, without prompts or colors.
 //!
 //! This module may use `session`, `compression` and `tokens`; it does not
@@ -127,8 +127,9 @@ impl Repl {
         };
         match std::fs::read_to_string(&path) {
             Ok(text) => {
+                self.clear_interrupt();
                 let turn = self.session.eval(&text).clone();
-                self.finish_turn();
+                self.clear_interrupt();
                 if !turn.success {
                     self.out.error(&format!(
                         "the prelude `{}` failed (turn {})",
@@ -148,14 +149,16 @@ impl Repl {
     /// Run `program` as the next turn and print what it produced. Returns
     /// true when the turn failed (an error or `(fail ...)`).
     fn eval(&mut self, program: &str, source: &Source) -> bool {
+        self.clear_interrupt();
         let turn = self.session.eval(program).clone();
-        self.finish_turn();
+        self.clear_interrupt();
         self.show_turn(&turn, source)
     }
 
-    /// Clear the interrupt flag after a turn, so a Ctrl-C that arrived
-    /// as the turn ended does not stop the next one.
-    fn finish_turn(&mut self) {
+    /// Clear the interrupt flag before and after a turn, so a Ctrl-C that
+    /// arrived outside an evaluation (during `:tokens`, or as a turn
+    /// ended) does not stop the next one.
+    fn clear_interrupt(&mut self) {
         if let Ok(flag) = self.interrupt.lock() {
             flag.store(false, Ordering::SeqCst);
         }
