@@ -427,7 +427,7 @@ mod pty {
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    use expectrl::{ControlCode, Eof, Expect, Session};
+    use expectrl::{ControlCode, Eof, Expect, Regex, Session};
 
     /// Generous: CI machines are small and busy.
     const TIMEOUT: Duration = Duration::from_secs(30);
@@ -438,12 +438,18 @@ mod pty {
     }
 
     fn start(args: &[&str]) -> Repl {
+        start_with_history(args, None)
+    }
+
+    /// Start with the history file in a fresh directory, or at `history`.
+    fn start_with_history(args: &[&str], history: Option<&std::path::Path>) -> Repl {
         let dir = tempfile::tempdir().unwrap();
+        let history = history.map_or_else(|| dir.path().join("history"), |p| p.to_path_buf());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptc"));
         cmd.args(args)
             .env("TERM", "xterm")
             .env("NO_COLOR", "1")
-            .env("PTC_HISTORY", dir.path().join("history"));
+            .env("PTC_HISTORY", history);
         let mut session = Session::spawn(cmd).expect("a pseudo-terminal");
         session.set_expect_timeout(Some(TIMEOUT));
         session.expect("ptc> ").expect("the first prompt");
@@ -539,6 +545,28 @@ mod pty {
         repl.expect("#'n");
         repl.enter(":env");
         repl.expect("= integer");
+    }
+
+    #[test]
+    fn an_unwritable_history_file_warns_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        // A path under a regular file cannot be created, even by root.
+        let mut repl = start_with_history(&[], Some(&file.join("history")));
+        repl.enter("(+ 1 1)");
+        repl.expect("cannot write the history file");
+        repl.expect("to nothing to turn it off)");
+        repl.session
+            .expect(Regex(r"\n2\r?\n"))
+            .expect("the first result");
+        repl.enter("(+ 2 2)");
+        let seen = repl
+            .session
+            .expect(Regex(r"\n4\r?\n"))
+            .expect("the second result");
+        let before = String::from_utf8_lossy(seen.before()).into_owned();
+        assert!(!before.contains("history file"), "{before}");
     }
 
     #[test]
