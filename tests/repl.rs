@@ -360,6 +360,18 @@ fn prelude_runs_first_and_again_after_reset() {
 }
 
 #[test]
+fn a_session_that_cannot_be_built_is_a_usage_error() {
+    let out = piped(&["--data", "/nonexistent/data.json"], "1\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot read data file `/nonexistent/data.json`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
 fn reset_keeps_tools_and_data() {
     let dir = tempfile::tempdir().unwrap();
     let data = write(dir.path(), "data.json", r#"{"n": 5}"#);
