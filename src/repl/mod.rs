@@ -127,9 +127,7 @@ impl Repl {
         };
         match std::fs::read_to_string(&path) {
             Ok(text) => {
-                self.clear_interrupt();
-                let turn = self.session.eval(&text).clone();
-                self.clear_interrupt();
+                let turn = self.run_turn(&text);
                 if !turn.success {
                     self.out.error(&format!(
                         "the prelude `{}` failed (turn {})",
@@ -149,15 +147,20 @@ impl Repl {
     /// Run `program` as the next turn and print what it produced. Returns
     /// true when the turn failed (an error or `(fail ...)`).
     fn eval(&mut self, program: &str, source: &Source) -> bool {
-        self.clear_interrupt();
-        let turn = self.session.eval(program).clone();
-        self.clear_interrupt();
+        let turn = self.run_turn(program);
         self.show_turn(&turn, source)
     }
 
-    /// Clear the interrupt flag before and after a turn, so a Ctrl-C that
-    /// arrived outside an evaluation (during `:tokens`, or as a turn
-    /// ended) does not stop the next one.
+    /// Run `program` as the next turn. The interrupt flag is cleared
+    /// before and after, so a Ctrl-C that arrived outside an evaluation
+    /// (during `:tokens`, or as a turn ended) does not stop the next one.
+    fn run_turn(&mut self, program: &str) -> Turn {
+        self.clear_interrupt();
+        let turn = self.session.eval(program).clone();
+        self.clear_interrupt();
+        turn
+    }
+
     fn clear_interrupt(&mut self) {
         if let Ok(flag) = self.interrupt.lock() {
             flag.store(false, Ordering::SeqCst);
