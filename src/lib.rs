@@ -78,6 +78,7 @@ pub mod compression;
 pub mod error;
 pub mod eval;
 pub mod reader;
+pub mod repl;
 pub mod session;
 pub mod tokens;
 pub mod value;

@@ -20,11 +20,17 @@ const MAX_RESULT_BYTES: usize = 64 * 1024 * 1024;
 #[command(
     name = "ptc",
     version,
-    about = "PTC-Lisp: a safe Clojure subset for Programmatic Tool Calling"
+    about = "PTC-Lisp: a safe Clojure subset for Programmatic Tool Calling",
+    long_about = "PTC-Lisp: a safe Clojure subset for Programmatic Tool Calling.\n\n\
+                  Without a subcommand, `ptc` starts the REPL (the options below are its \
+                  options); with piped input it runs each form as a turn.",
+    args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    repl: ReplArgs,
 }
 
 #[derive(Subcommand)]
@@ -93,9 +99,16 @@ fn main() -> ExitCode {
         }
         Some(Command::Agent(args)) => agent_command(&args),
         None => {
-            use clap::CommandFactory;
-            let _ = Cli::command().print_help();
-            ExitCode::from(2)
+            let args = cli.repl;
+            let config = ptc_lisp::repl::ReplConfig {
+                prelude: args.prelude.clone(),
+                max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
+                mission: args.mission.clone().unwrap_or_default(),
+                compression: args.compression(),
+            };
+            let run = args.run;
+            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
 }
@@ -542,4 +555,53 @@ fn progress_lines(report: &ptc_lisp::agent::TurnReport<'_>) -> String {
         }
     }
     out
+}
+
+// ---- the REPL (`ptc` without a subcommand) ----
+
+/// Options of the REPL (`ptc` without a subcommand).
+#[derive(Args)]
+struct ReplArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// A file of definitions evaluated first, as a turn
+    #[arg(long, value_name = "FILE")]
+    prelude: Option<PathBuf>,
+    /// The run length `:context` renders for (turns left, final turn)
+    #[arg(long, value_name = "N", default_value_t = ptc_lisp::compression::DEFAULT_MAX_TURNS as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_turns: u64,
+    /// The mission `:context` and `:tokens` render first
+    #[arg(long, value_name = "TEXT")]
+    mission: Option<String>,
+    /// Show the full, uncompressed history in `:context`
+    #[arg(long, conflicts_with_all = ["println_limit", "tool_call_limit"])]
+    no_compression: bool,
+    /// println calls the compressed context keeps [default: 15]
+    #[arg(long, value_name = "N")]
+    println_limit: Option<usize>,
+    /// Tool calls the compressed context keeps [default: 20]
+    #[arg(long, value_name = "N")]
+    tool_call_limit: Option<usize>,
+}
+
+impl ReplArgs {
+    fn compression(&self) -> ptc_lisp::compression::CompressionSetting {
+        use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
+        if self.no_compression {
+            return CompressionSetting::Off;
+        }
+        if self.println_limit.is_none() && self.tool_call_limit.is_none() {
+            return CompressionSetting::On;
+        }
+        let defaults = CompressionOptions::default();
+        CompressionSetting::strategy_with(
+            SingleUserCoalesced,
+            CompressionOptions {
+                println_limit: self.println_limit.unwrap_or(defaults.println_limit),
+                tool_call_limit: self.tool_call_limit.unwrap_or(defaults.tool_call_limit),
+                ..defaults
+            },
+        )
+    }
 }

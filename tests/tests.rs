@@ -17,5 +17,6 @@ mod properties;
 mod providers;
 mod reader_props;
 mod regressions;
+mod repl;
 mod session;
 mod special_forms;

@@ -1,0 +1,794 @@
+//! Colon commands: `:help`, `:doc`, `:env`, `:context`, `:history`,
+//! `:tokens`, `:save`, `:load`, `:reset`, `:quit`. They inspect the
+//! session and render what the model would see; only `:load` and `:reset`
+//! change it, and only `:save` and `:load` touch files.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::builtins::registry;
+use crate::compression::format::{to_clojure, type_label, FormatOptions};
+use crate::compression::{build_messages, Message, RenderContext, Role};
+use crate::error::suggest;
+use crate::session::{Turn, TurnOutcome};
+use crate::value::Value;
+
+use super::print::Source;
+use super::{save, Repl, Step};
+
+/// Every command: name, argument, what it does. `:help` prints this list
+/// and the completer offers the names.
+pub(super) const COMMANDS: &[(&str, &str, &str)] = &[
+    (":help", "", "this list"),
+    (
+        ":doc",
+        "NAME",
+        "documentation of a builtin, special form, tool or definition",
+    ),
+    (
+        ":env",
+        "",
+        "tool/ with signatures, data/ and user/ with their types",
+    ),
+    (
+        ":context",
+        "",
+        "the next prompt, exactly as the compressor renders it",
+    ),
+    (
+        ":history",
+        "",
+        "every turn: program, output, tool calls, result or error",
+    ),
+    (":tokens", "", "token counts of the next prompt, by section"),
+    (
+        ":save",
+        "FILE",
+        "write the user/ definitions as a prelude file",
+    ),
+    (":load", "FILE", "evaluate a file as one turn"),
+    (
+        ":reset",
+        "",
+        "start a new session with the same tools, data and prelude",
+    ),
+    (":quit", "", "leave the REPL (also Ctrl-D)"),
+];
+
+/// Values in `:history`: generous, but bounded.
+const HISTORY_FORMAT: FormatOptions = FormatOptions {
+    limit: 50,
+    printable_limit: 2000,
+};
+
+/// Column where `:env` comments start.
+const ENV_COLUMN: usize = 33;
+
+/// Special forms have no registry entry; `:doc` shows these.
+const SPECIAL_FORMS: &[(&str, &str, &str)] = &[
+    (
+        "def",
+        "(def name doc? value)",
+        "Define `name` in user/; it persists across turns",
+    ),
+    ("defonce", "(defonce name value)", "Like `def`"),
+    (
+        "defn",
+        "(defn name doc? [params] body...)",
+        "Define a function in user/; also multi-arity `(defn f ([x] ...) ([x y] ...))`",
+    ),
+    ("defn-", "(defn- name [params] body...)", "Like `defn`"),
+    (
+        "fn",
+        "(fn name? [params] body...)",
+        "A function value; `#(* % 2)` is the short form",
+    ),
+    (
+        "let",
+        "(let [name value ...] body...)",
+        "Local bindings, with destructuring",
+    ),
+    (
+        "loop",
+        "(loop [name init ...] body...)",
+        "A loop whose body calls `recur` with new values",
+    ),
+    (
+        "recur",
+        "(recur args...)",
+        "Jump back to the enclosing `loop` or `fn`, in tail position",
+    ),
+    (
+        "if",
+        "(if test then else?)",
+        "`then` when `test` is truthy (not nil or false), else `else`",
+    ),
+    (
+        "if-not",
+        "(if-not test then else?)",
+        "`if` with the test negated",
+    ),
+    (
+        "when",
+        "(when test body...)",
+        "The body when `test` is truthy, else nil",
+    ),
+    (
+        "when-not",
+        "(when-not test body...)",
+        "The body when `test` is falsy, else nil",
+    ),
+    (
+        "cond",
+        "(cond test expr ... :else expr)",
+        "The expr of the first truthy test",
+    ),
+    (
+        "condp",
+        "(condp pred expr clause...)",
+        "The first clause whose `(pred test expr)` is truthy",
+    ),
+    (
+        "case",
+        "(case expr const result ... default?)",
+        "The result whose constant equals `expr`",
+    ),
+    (
+        "if-let",
+        "(if-let [name test] then else?)",
+        "Bind `test` and run `then` when it is truthy",
+    ),
+    (
+        "when-let",
+        "(when-let [name test] body...)",
+        "Bind `test` and run the body when it is truthy",
+    ),
+    (
+        "if-some",
+        "(if-some [name test] then else?)",
+        "Like `if-let`, testing for non-nil",
+    ),
+    (
+        "when-some",
+        "(when-some [name test] body...)",
+        "Like `when-let`, testing for non-nil",
+    ),
+    (
+        "when-first",
+        "(when-first [name coll] body...)",
+        "Bind the first item of a non-empty `coll`",
+    ),
+    (
+        "do",
+        "(do exprs...)",
+        "Evaluate in order; the value of the last",
+    ),
+    (
+        "and",
+        "(and exprs...)",
+        "The first falsy value, or the last",
+    ),
+    ("or", "(or exprs...)", "The first truthy value, or the last"),
+    (
+        "quote",
+        "(quote form) or 'form",
+        "The form itself, unevaluated",
+    ),
+    (
+        "->",
+        "(-> x forms...)",
+        "Thread `x` as the first argument through the forms",
+    ),
+    (
+        "->>",
+        "(->> x forms...)",
+        "Thread `x` as the last argument through the forms",
+    ),
+    (
+        "as->",
+        "(as-> x name forms...)",
+        "Thread `x` through the forms as `name`",
+    ),
+    (
+        "cond->",
+        "(cond-> x test form ...)",
+        "Thread `x` through each form whose test is truthy",
+    ),
+    (
+        "cond->>",
+        "(cond->> x test form ...)",
+        "`cond->` threading as the last argument",
+    ),
+    ("some->", "(some-> x forms...)", "`->` that stops at nil"),
+    ("some->>", "(some->> x forms...)", "`->>` that stops at nil"),
+    (
+        "where",
+        "(where path op? value?)",
+        "A predicate on a map field: `(filter (where :age > 18) users)`",
+    ),
+    (
+        "for",
+        "(for [x coll :when test :let [...]] expr)",
+        "A list comprehension",
+    ),
+    (
+        "doseq",
+        "(doseq [x coll] body...)",
+        "Run the body for each item (for println); nil",
+    ),
+    (
+        "dotimes",
+        "(dotimes [i n] body...)",
+        "Run the body n times; nil",
+    ),
+    (
+        "return",
+        "(return value)",
+        "End the mission successfully with `value`",
+    ),
+    (
+        "fail",
+        "(fail reason)",
+        "End the mission unsuccessfully with `reason`",
+    ),
+    (
+        "call",
+        "(call \"tool-name\" args...)",
+        "Call a tool by a (computed) name",
+    ),
+    ("comment", "(comment ...)", "Ignored; nil"),
+];
+
+/// The names of the special forms `:doc` knows.
+pub(super) fn special_form_names() -> impl Iterator<Item = &'static str> {
+    SPECIAL_FORMS.iter().map(|(name, _, _)| *name)
+}
+
+impl Repl {
+    /// Run one colon command line (`:name arg`).
+    pub(super) fn command(&mut self, line: &str) -> Step {
+        let (name, arg) = match line.split_once(char::is_whitespace) {
+            Some((name, arg)) => (name, arg.trim()),
+            None => (line, ""),
+        };
+        let arg = unquote(arg);
+        let failed = match name {
+            ":help" | ":h" | ":?" => {
+                self.out.line(&help_text());
+                false
+            }
+            ":doc" => self.doc(arg),
+            ":env" => {
+                self.out.line(self.env_text().trim_end());
+                false
+            }
+            ":context" => {
+                self.context();
+                false
+            }
+            ":history" => {
+                let text = history_text(self.session.turns());
+                self.out.line(text.trim_end());
+                false
+            }
+            ":tokens" => {
+                self.out.line(&self.tokens_text());
+                false
+            }
+            ":save" => self.save(arg),
+            ":load" => self.load(arg),
+            ":reset" => match self.reset() {
+                Ok(()) => {
+                    self.out
+                        .note("a new session: user/ and the turns are cleared");
+                    false
+                }
+                Err(e) => {
+                    self.out.error(&format!("cannot start a new session: {e}"));
+                    true
+                }
+            },
+            ":quit" | ":q" | ":exit" => return Step::Quit,
+            _ => {
+                let names: Vec<&str> = COMMANDS.iter().map(|(n, _, _)| *n).collect();
+                let mut message = format!("Unknown command `{name}`");
+                let by_prefix = names.iter().find(|n| name.len() > 1 && n.starts_with(name));
+                let near = suggest(name, names.iter().copied());
+                if let Some(best) = by_prefix.or(near.first()) {
+                    let _ = write!(message, " (did you mean `{best}`?)");
+                }
+                let _ = write!(message, "; the commands are {}", names.join(" "));
+                self.out.error(&message);
+                true
+            }
+        };
+        Step::Continue { failed }
+    }
+
+    /// `:doc NAME`: a tool, a user definition, a builtin or a special form.
+    fn doc(&self, name: &str) -> bool {
+        if name.is_empty() {
+            self.out.error("`:doc` needs a name, like `:doc map`");
+            return true;
+        }
+        match self.doc_text(name) {
+            Some(text) => {
+                self.out.line(&text);
+                false
+            }
+            None => {
+                let mut message = format!("No documentation for `{name}`");
+                // Opaque iterators fix their item lifetimes, so the names
+                // are gathered one by one.
+                let mut candidates: Vec<&str> = Vec::new();
+                for n in self.session.globals().names() {
+                    candidates.push(n);
+                }
+                for n in registry().names().chain(special_form_names()) {
+                    candidates.push(n);
+                }
+                let near = suggest(name, candidates);
+                if !near.is_empty() {
+                    let _ = write!(message, " (did you mean `{}`?)", near.join("`, `"));
+                }
+                self.out.error(&message);
+                true
+            }
+        }
+    }
+
+    fn doc_text(&self, name: &str) -> Option<String> {
+        if let Some(tool_name) = name.strip_prefix("tool/") {
+            let tool = self
+                .session
+                .tools()
+                .iter()
+                .find(|t| t.name() == tool_name)?;
+            let spec = &tool.spec;
+            let mut out = format!("tool/{} {}", spec.name, spec.signature.text());
+            if !spec.description.is_empty() {
+                let _ = write!(out, "\n  {}", spec.description);
+            }
+            return Some(out);
+        }
+        if let Some(data_name) = name.strip_prefix("data/") {
+            let (_, value) = self.session.data().iter().find(|(n, _)| n == data_name)?;
+            return Some(format!("data/{data_name} ; {}", type_label(value)));
+        }
+        let user_name = name.strip_prefix("user/").unwrap_or(name);
+        if let Some(entry) = self.session.memory().get(user_name) {
+            let mut out = match fn_params(&entry.value) {
+                Some(params) => format!("({user_name} {params})"),
+                None => format!("{user_name} ; = {}", type_label(&entry.value)),
+            };
+            out.push_str("   (user/)");
+            if let Some(doc) = &entry.doc {
+                let _ = write!(out, "\n  {doc}");
+            }
+            return Some(out);
+        }
+        if let Some(doc) = registry().doc(name) {
+            return Some(doc);
+        }
+        // `str/join`, `clojure.string/join` and the like.
+        if let Some((ns, bare)) = name.split_once('/') {
+            if [
+                "clojure.string",
+                "str",
+                "string",
+                "clojure.set",
+                "set",
+                "clojure.walk",
+                "walk",
+            ]
+            .contains(&ns)
+            {
+                if let Some(doc) = registry().doc(bare) {
+                    return Some(doc);
+                }
+            }
+        }
+        if let Some((_, usage, text)) = SPECIAL_FORMS.iter().find(|(n, _, _)| *n == name) {
+            return Some(format!("{usage}   (special form)\n  {text}"));
+        }
+        // Forms the language refuses explain themselves when analyzed.
+        if let Err(e) = crate::eval::Program::compile(&format!("({name})")) {
+            if e.code() == "unsupported" {
+                let mut out = format!("{name}: {}", e.message());
+                if let Some(hint) = e.hint() {
+                    let _ = write!(out, "\n  hint: {hint}");
+                }
+                return Some(out);
+            }
+        }
+        None
+    }
+
+    /// `:env`: every name the next program can use, with its type.
+    fn env_text(&self) -> String {
+        let mut out = String::new();
+        out.push_str(";; === tool/ ===\n");
+        if self.session.tools().is_empty() {
+            out.push_str(";; (no tools: start with --tools FILE)\n");
+        }
+        for tool in self.session.tools() {
+            let spec = &tool.spec;
+            let entry = format!("tool/{} {}", spec.name, spec.signature.text());
+            env_line(&mut out, &entry, &spec.description);
+        }
+        out.push_str(";; === data/ ===\n");
+        if self.session.data().is_empty() {
+            out.push_str(";; (no data: start with --data FILE.json)\n");
+        }
+        for (name, value) in self.session.data() {
+            env_line(&mut out, &format!("data/{name}"), &type_label(value));
+        }
+        out.push_str(";; === user/ ===\n");
+        if self.session.memory().is_empty() {
+            out.push_str(";; (nothing defined yet)\n");
+        }
+        for entry in self.session.memory().iter() {
+            let doc = entry
+                .doc
+                .as_deref()
+                .map(|d| format!("\"{}\" ", one_line(d)))
+                .unwrap_or_default();
+            match (&entry.value, fn_params(&entry.value)) {
+                (_, Some(params)) => {
+                    let ret = entry
+                        .last_return
+                        .as_ref()
+                        .map(|r| format!("-> {}", type_label(r)))
+                        .unwrap_or_default();
+                    let comment = format!("{doc}{ret}");
+                    env_line(
+                        &mut out,
+                        &format!("({} {params})", entry.name),
+                        comment.trim_end(),
+                    );
+                }
+                (value, None) => {
+                    let comment = format!("{doc}= {}", type_label(value));
+                    env_line(&mut out, &entry.name, &comment);
+                }
+            }
+        }
+        out
+    }
+
+    /// The messages of the next prompt, as the configured compression
+    /// renders them.
+    fn next_prompt(&self) -> Vec<Message> {
+        let ctx = RenderContext::for_session(
+            &self.session,
+            self.config.mission.clone(),
+            self.config.max_turns,
+        );
+        let (messages, _) = build_messages(
+            &self.config.compression,
+            self.config.max_turns,
+            self.session.turns(),
+            self.session.memory(),
+            &ctx,
+        );
+        messages
+    }
+
+    /// `:context`: the messages after the system prompt. One message is
+    /// shown as is; several (failed turns stay whole) under role headers.
+    fn context(&self) {
+        let messages = self.next_prompt();
+        let shown: Vec<&Message> = messages.iter().filter(|m| m.role != Role::System).collect();
+        if let [only] = shown.as_slice() {
+            self.out.line(&only.content);
+        } else {
+            let mut out = String::new();
+            for (i, m) in shown.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                let _ = writeln!(out, "[{}]", m.role);
+                out.push_str(&m.content);
+                out.push('\n');
+            }
+            self.out.line(out.trim_end());
+        }
+        let taken = self.session.turns().len();
+        if taken >= self.config.max_turns {
+            self.out.note(&format!(
+                "({taken} turns taken with --max-turns {}: an agent run would have ended)",
+                self.config.max_turns
+            ));
+        }
+    }
+
+    /// `:tokens`: the next prompt's token counts by section.
+    fn tokens_text(&self) -> String {
+        let messages = self.next_prompt();
+        let mut sections = SectionCounts::default();
+        for m in &messages {
+            match m.role {
+                Role::System => sections.system += crate::tokens::count_tokens(&m.content),
+                Role::Assistant => sections.programs += crate::tokens::count_tokens(&m.content),
+                Role::User => sections.add_user_message(&m.content),
+            }
+        }
+        sections.render()
+    }
+
+    /// `:save FILE`.
+    fn save(&self, path: &str) -> bool {
+        if path.is_empty() {
+            self.out
+                .error("`:save` needs a file name, like `:save prelude.clj`");
+            return true;
+        }
+        let saved = save::prelude_source(&self.session);
+        if let Err(e) = std::fs::write(path, &saved.text) {
+            self.out.error(&format!("cannot write `{path}`: {e}"));
+            return true;
+        }
+        for warning in &saved.skipped {
+            self.out.note(&format!("not saved: {warning}"));
+        }
+        self.out.note(&format!(
+            "saved {} definition(s) to {path}; load them with `:load {path}` or `ptc --prelude {path}`",
+            saved.saved
+        ));
+        false
+    }
+
+    /// `:load FILE`: the whole file as one turn.
+    fn load(&mut self, path: &str) -> bool {
+        if path.is_empty() {
+            self.out
+                .error("`:load` needs a file name, like `:load prelude.clj`");
+            return true;
+        }
+        match std::fs::read_to_string(path) {
+            Ok(text) => self.eval(&text, &Source::file(&text, Path::new(path))),
+            Err(e) => {
+                self.out.error(&format!("cannot read `{path}`: {e}"));
+                true
+            }
+        }
+    }
+}
+
+/// `:help`.
+fn help_text() -> String {
+    let mut out = String::from(
+        "Each input is one turn of a session, as a model's program would be.\n\
+         tool/NAME calls a tool, data/NAME reads input data, and definitions\n\
+         persist in user/. *1 *2 *3 hold the last results.\n\nCommands:\n",
+    );
+    for (name, arg, what) in COMMANDS {
+        let usage = format!("{name} {arg}");
+        let _ = writeln!(out, "  {usage:<14} {what}");
+    }
+    out.push_str("\nTab completes names; Ctrl-C stops a running evaluation; Ctrl-D exits.");
+    out
+}
+
+/// `:history`: every turn in full.
+fn history_text(turns: &[Turn]) -> String {
+    if turns.is_empty() {
+        return ";; no turns yet".to_string();
+    }
+    let mut out = String::new();
+    for turn in turns {
+        let status = match &turn.outcome {
+            TurnOutcome::Error { .. } => "error",
+            TurnOutcome::Return { .. } => "returned",
+            TurnOutcome::Fail { .. } => "failed (fail called)",
+            TurnOutcome::Value { .. } => "ok",
+        };
+        let _ = writeln!(
+            out,
+            "--- turn {} ({status}, {} steps, {:.1?}) ---",
+            turn.number, turn.steps, turn.duration
+        );
+        out.push_str(turn.program.trim_end());
+        out.push('\n');
+        if !turn.prints.is_empty() {
+            out.push_str(";; printed:\n");
+            for p in &turn.prints {
+                out.push_str(p);
+                out.push('\n');
+            }
+        }
+        if !turn.tool_calls.is_empty() {
+            out.push_str(";; tool calls:\n");
+            for call in &turn.tool_calls {
+                let args: Vec<String> = call
+                    .args
+                    .iter()
+                    .map(|a| to_clojure(a, HISTORY_FORMAT).0)
+                    .collect();
+                let outcome = match (&call.result, &call.error) {
+                    (_, Some(e)) => format!("error: {e}"),
+                    (Some(r), None) => to_clojure(r, HISTORY_FORMAT).0,
+                    (None, None) => "nil".to_string(),
+                };
+                let _ = writeln!(
+                    out,
+                    ";   {}({}) -> {outcome}   [{:.1?}]",
+                    call.name,
+                    args.join(" "),
+                    call.duration
+                );
+            }
+        }
+        match (turn.result(), turn.error()) {
+            (_, Some(e)) => {
+                let _ = writeln!(out, ";; error: {e}");
+            }
+            (Some(v), None) => {
+                let _ = writeln!(out, ";; result: {}", to_clojure(v, HISTORY_FORMAT).0);
+            }
+            (None, None) => {}
+        }
+        if !turn.defined.is_empty() {
+            let _ = writeln!(out, ";; defined: {}", turn.defined.join(", "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Token counts of the next prompt by section.
+#[derive(Default)]
+struct SectionCounts {
+    system: usize,
+    mission: usize,
+    tools: usize,
+    data: usize,
+    user: usize,
+    tool_calls: usize,
+    output: usize,
+    /// Programs of turns shown whole (failed turns, or no compression).
+    programs: usize,
+    /// Errors, results, turns left, the expected return.
+    other: usize,
+    /// Whether the first USER message (the one with the mission) was seen.
+    seen_first: bool,
+}
+
+/// The section headers of a rendered USER message and where they count.
+const HEADERS: &[&str] = &[
+    ";; === tool/ ===",
+    ";; === data/ ===",
+    ";; === user/ (your prelude) ===",
+    ";; Tool calls made:",
+    ";; No tool calls made",
+    ";; Output:",
+    ";; Expected return:",
+    ";; Result:",
+    ";; Returned:",
+    ";; Failed:",
+    "Error:",
+    "Turns left:",
+    "FINAL TURN",
+];
+
+impl SectionCounts {
+    /// Split a USER message at its section headers (each at the start of
+    /// a line) and count each part. Text before the first header is the
+    /// mission in the first USER message and feedback in later ones.
+    fn add_user_message(&mut self, content: &str) {
+        let mut starts: Vec<(usize, &str)> = Vec::new();
+        let mut offset = 0;
+        for line in content.split_inclusive('\n') {
+            if let Some(h) = HEADERS.iter().find(|h| line.starts_with(**h)) {
+                starts.push((offset, h));
+            }
+            offset += line.len();
+        }
+        let first = starts.first().map_or(content.len(), |(at, _)| *at);
+        let lead = crate::tokens::count_tokens(&content[..first]);
+        if self.seen_first {
+            self.other += lead;
+        } else {
+            self.mission += lead;
+            self.seen_first = true;
+        }
+        for (i, (start, header)) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(content.len(), |(at, _)| *at);
+            let n = crate::tokens::count_tokens(&content[*start..end]);
+            *match *header {
+                ";; === tool/ ===" => &mut self.tools,
+                ";; === data/ ===" => &mut self.data,
+                ";; === user/ (your prelude) ===" => &mut self.user,
+                ";; Tool calls made:" | ";; No tool calls made" => &mut self.tool_calls,
+                ";; Output:" => &mut self.output,
+                _ => &mut self.other,
+            } += n;
+        }
+    }
+
+    fn render(&self) -> String {
+        let rows = [
+            ("mission", self.mission),
+            ("tool/", self.tools),
+            ("data/", self.data),
+            ("user/", self.user),
+            ("tool calls", self.tool_calls),
+            ("output", self.output),
+            ("programs", self.programs),
+            ("other", self.other),
+        ];
+        let mut out = String::new();
+        if self.system == 0 {
+            out.push_str("system prompt      -  (the REPL has none; an agent run adds one)\n");
+        } else {
+            let _ = writeln!(out, "{:<16} {:>6}", "system prompt", self.system);
+        }
+        let mut total = self.system;
+        for (name, n) in rows {
+            total += n;
+            let _ = writeln!(out, "{name:<16} {n:>6}");
+        }
+        let _ = write!(out, "{:<16} {total:>6}   (o200k_base tokens)", "total");
+        out
+    }
+}
+
+/// `entry`, then `; comment` at [`ENV_COLUMN`] when there is a comment.
+fn env_line(out: &mut String, entry: &str, comment: &str) {
+    out.push_str(entry);
+    if !comment.is_empty() {
+        let pad = ENV_COLUMN.saturating_sub(entry.chars().count()).max(1);
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str("; ");
+        out.push_str(&one_line(comment));
+    }
+    out.push('\n');
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A command argument without surrounding quotes.
+fn unquote(arg: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = arg.strip_prefix(q).and_then(|a| a.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    arg
+}
+
+/// The parameter vector of a user function, when it has one.
+fn fn_params(value: &Value) -> Option<&str> {
+    match value {
+        Value::Fn(f) => f.params(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_forms_are_special() {
+        for (name, _, _) in SPECIAL_FORMS {
+            assert!(
+                registry().lookup(name).is_none(),
+                "`{name}` is a builtin, not a special form"
+            );
+        }
+    }
+
+    #[test]
+    fn messages_split_into_sections() {
+        let mut counts = SectionCounts::default();
+        counts.add_user_message(
+            "Find it\n\n;; === data/ ===\ndata/x ; integer\n\n;; Output:\nhi\n\nTurns left: 3",
+        );
+        assert!(counts.mission > 0 && counts.data > 0 && counts.output > 0);
+        assert!(counts.other > 0);
+        assert_eq!(counts.tools + counts.user + counts.tool_calls, 0);
+    }
+}

@@ -1,0 +1,210 @@
+//! How the REPL writes: results in Clojure notation (cut when long),
+//! errors with a caret under their column, notes. Results and command
+//! output go to stdout, errors and notes to stderr. Write errors (a closed
+//! pipe) are ignored: the REPL never panics because its reader went away.
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::session::TurnError;
+use crate::value::{write_pr_bounded, Value};
+
+/// Results longer than this many characters are cut.
+pub(super) const RESULT_CHARS: usize = 2_000;
+/// Results with more lines than this are cut.
+pub(super) const RESULT_LINES: usize = 50;
+
+const RED: &str = "\x1b[31m";
+const YELLOW: &str = "\x1b[33m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// Where a program came from, for error locations and the caret line.
+pub(super) struct Source<'a> {
+    /// The text the program is part of (the whole script in piped mode).
+    pub text: &'a str,
+    /// Line and column (1-based) in `text` where the program starts.
+    pub line: u32,
+    pub column: u32,
+    /// Shown before the location, for programs read from a file.
+    pub file: Option<&'a Path>,
+}
+
+impl<'a> Source<'a> {
+    /// A program that is the whole of `text`.
+    pub fn whole(text: &'a str) -> Self {
+        Source {
+            text,
+            line: 1,
+            column: 1,
+            file: None,
+        }
+    }
+
+    /// A program read from a file.
+    pub fn file(text: &'a str, path: &'a Path) -> Self {
+        Source {
+            file: Some(path),
+            ..Source::whole(text)
+        }
+    }
+}
+
+/// The REPL's output streams, with or without colors.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Printer {
+    pub color: bool,
+}
+
+impl Printer {
+    /// A line on stdout.
+    pub fn line(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+        let _ = out.flush();
+    }
+
+    /// A result value, cut when long.
+    pub fn value(&self, value: &Value) {
+        match result_text(value) {
+            (text, None) => self.line(&text),
+            (text, Some(note)) => self.line(&format!("{text} {}", self.paint(DIM, &note))),
+        }
+    }
+
+    /// A line on stderr, dimmed on a terminal.
+    pub fn note(&self, text: &str) {
+        self.err_line(&self.paint(DIM, text));
+    }
+
+    /// `error: message` on stderr.
+    pub fn error(&self, message: &str) {
+        let label = self.paint(RED, "error:");
+        self.err_line(&format!("{label} {message}"));
+    }
+
+    /// The value of `(fail v)`.
+    pub fn failed(&self, value: &Value) {
+        let (text, _) = result_text(value);
+        let label = self.paint(YELLOW, "fail:");
+        self.err_line(&format!(
+            "{label} {text}\n{}",
+            self.paint(DIM, "(fail) an agent run would end here, unsuccessfully")
+        ));
+    }
+
+    /// A turn's error: location, message and code, the source line with a
+    /// caret under the error column, and the hint.
+    pub fn turn_error(&self, e: &TurnError, source: &Source) {
+        let position = e.line.zip(e.column).map(|(line, column)| {
+            let abs_line = source.line + line - 1;
+            let abs_column = if line == 1 {
+                source.column + column - 1
+            } else {
+                column
+            };
+            (abs_line, abs_column)
+        });
+        let location = match (source.file, position) {
+            (Some(f), Some((l, c))) => format!("{}:{l}:{c}: ", f.display()),
+            (None, Some((l, c))) => format!("{l}:{c}: "),
+            (Some(f), None) => format!("{}: ", f.display()),
+            (None, None) => String::new(),
+        };
+        let mut text = format!("{location}{} ({})", e.message, e.code);
+        if let Some((line, column)) = position {
+            if let Some(src) = source.text.lines().nth(line.saturating_sub(1) as usize) {
+                if src.chars().count() <= 200 {
+                    text.push_str(&format!("\n  | {src}\n  | {}^", caret_pad(src, column)));
+                }
+            }
+        }
+        self.error(&text);
+        if let Some(hint) = &e.hint {
+            self.err_line(&format!("{} {hint}", self.paint(DIM, "hint:")));
+        }
+    }
+
+    fn err_line(&self, text: &str) {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{text}");
+        let _ = err.flush();
+    }
+
+    fn paint(&self, color: &str, text: &str) -> String {
+        if self.color {
+            format!("{color}{text}{RESET}")
+        } else {
+            text.to_string()
+        }
+    }
+}
+
+/// Spaces up to `column` (1-based, in characters) of `line`, keeping tabs
+/// so the caret lines up under tab-indented code.
+fn caret_pad(line: &str, column: u32) -> String {
+    line.chars()
+        .take(column.saturating_sub(1) as usize)
+        .map(|c| if c == '\t' { '\t' } else { ' ' })
+        .collect()
+}
+
+/// A value in Clojure notation, cut at [`RESULT_CHARS`] characters or
+/// [`RESULT_LINES`] lines, with a note saying how much there is.
+pub(super) fn result_text(value: &Value) -> (String, Option<String>) {
+    let mut text = String::new();
+    // Four bytes per character at most, plus one to see that more follows.
+    let complete = write_pr_bounded(&mut text, value, RESULT_CHARS * 4 + 1);
+    let mut cut = !complete;
+    if let Some((at, _)) = text.char_indices().nth(RESULT_CHARS) {
+        text.truncate(at);
+        cut = true;
+    }
+    if let Some((at, _)) = text.match_indices('\n').nth(RESULT_LINES - 1) {
+        text.truncate(at);
+        cut = true;
+    }
+    if !cut {
+        return (text, None);
+    }
+    text.push_str(" ...");
+    // `*1` is this value: the note names it so the user can look closer.
+    let size = match value {
+        Value::Str(s) => format!("; (count *1) = {} characters", s.chars().count()),
+        Value::Vector(v) | Value::List(v) => format!("; (count *1) = {} items", v.len()),
+        Value::Map(m) => format!("; (count *1) = {} entries", m.len()),
+        Value::Set(s) => format!("; (count *1) = {} items", s.len()),
+        _ => String::new(),
+    };
+    let note = format!("(truncated{size} — use :history or println to see more)");
+    (text, Some(note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::eval_str;
+
+    #[test]
+    fn short_results_are_whole() {
+        let v = eval_str("[1 \"a\" {:b nil}]").unwrap();
+        assert_eq!(result_text(&v), ("[1 \"a\" {:b nil}]".to_string(), None));
+    }
+
+    #[test]
+    fn long_results_are_cut_with_a_count() {
+        let v = eval_str("(range 5000)").unwrap();
+        let (text, note) = result_text(&v);
+        assert!(text.ends_with(" ..."), "{text}");
+        assert!(text.chars().count() <= RESULT_CHARS + 4);
+        assert_eq!(
+            note.unwrap(),
+            "(truncated; (count *1) = 5000 items — use :history or println to see more)"
+        );
+    }
+
+    #[test]
+    fn caret_padding_keeps_tabs() {
+        assert_eq!(caret_pad("\t(foo x)", 3), "\t ");
+    }
+}

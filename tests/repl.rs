@@ -1,0 +1,595 @@
+//! The REPL (`ptc` with no subcommand): piped stdin runs each form as a
+//! turn; a pseudo-terminal drives the interactive editor.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Run `ptc ARGS` with `input` on a pipe.
+fn piped(args: &[&str], input: &str) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(args)
+        .env("PTC_HISTORY", dir.path().join("history"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ptc runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        !dir.path().join("history").exists(),
+        "piped mode keeps no history"
+    );
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+#[test]
+fn forms_run_as_turns_with_definitions_results_and_output() {
+    let out = piped(
+        &[],
+        "(def xs [3 1 2])\n\
+         (defn total\n  \"Sum of v\"\n  [v]\n  (reduce + v))\n\
+         (println \"sum is\" (total xs)) (total (map inc xs))\n\
+         ; a comment\n\
+         (* *1 2)\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "#'xs\n#'total\nsum is 6\nnil\n9\n18\n");
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn errors_show_the_script_line_with_a_caret_and_exit_1_when_last() {
+    let out = piped(&[], "(def a 1)\n(+ a\n   (undefined-fn 2))\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "#'a\n");
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error: 3:5: Undefined symbol `undefined-fn`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("  |    (undefined-fn 2))\n  |     ^\n"),
+        "{err}"
+    );
+    // A failure that is not the last form does not decide the exit code,
+    // and the session goes on after it.
+    let out = piped(&[], "(def a 1)\n(+ a \"x\")\n(inc a)\n");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "#'a\n2\n");
+    // Columns count from the form's start within its line.
+    let out = piped(&[], "(def b 2) (+ b nil)\n");
+    assert!(
+        stderr(&out).starts_with("error: 1:11: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn reader_errors_and_unfinished_input_fail() {
+    let out = piped(&[], "(+ 1 2))\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("(parse-error)"), "{}", stderr(&out));
+    let out = piped(&[], "(+ 1\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("(parse-error)"), "{}", stderr(&out));
+}
+
+#[test]
+fn fail_and_return_are_reported() {
+    let out = piped(&[], "(return [1 2])\n");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "[1 2]\n");
+    assert!(stderr(&out).contains("agent run would end here"));
+    let out = piped(&[], "(fail \"no luck\")\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("fail: \"no luck\""),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn long_results_are_truncated_with_a_count() {
+    let out = piped(&[], "(range 10000)\n(count *1)\n");
+    let text = stdout(&out);
+    let first = text.lines().next().unwrap();
+    assert!(first.len() < 2200, "{}", first.len());
+    assert!(
+        first.ends_with(
+            " ... (truncated; (count *1) = 10000 items \u{2014} use :history or println to see more)"
+        ),
+        "{first}"
+    );
+    assert_eq!(text.lines().nth(1), Some("10000"));
+}
+
+#[test]
+fn doc_shows_builtins_special_forms_and_definitions() {
+    let out = piped(
+        &[],
+        ":doc map\n:doc when\n(defn twice \"Doubles x\" [x] (* 2 x))\n:doc twice\n:doc str/join\n:doc try\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("(map f coll & colls)"), "{text}");
+    assert!(
+        text.contains("(when test body...)   (special form)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(twice [x])   (user/)\n  Doubles x"),
+        "{text}"
+    );
+    assert!(text.contains("(join "), "{text}");
+    assert!(text.contains("try: Exception handling"), "{text}");
+    let out = piped(&[], ":doc no-such-thing\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("No documentation for `no-such-thing`"));
+}
+
+#[test]
+fn env_lists_tools_data_and_definitions_with_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(
+        dir.path(),
+        "data.json",
+        r#"{"users": [{"name": "Ada"}, {"name": "Bo"}], "limit": 3}"#,
+    );
+    let tools = write(
+        dir.path(),
+        "tools.json",
+        r#"{"tools": {"stock": {"signature": "(item :string) -> :int", "description": "Units in stock", "response": 4}}}"#,
+    );
+    let out = piped(
+        &[
+            "--data",
+            data.to_str().unwrap(),
+            "--tools",
+            tools.to_str().unwrap(),
+        ],
+        "(def names (mapv :name data/users))\n(defn f [x] (inc x))\n(f 1)\n(tool/stock \"laptop\")\n:env\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("#'names\n#'f\n2\n4\n"), "{text}");
+    for line in [
+        ";; === tool/ ===",
+        "tool/stock (item :string) -> :int ; Units in stock",
+        ";; === data/ ===",
+        "data/users                       ; list[2]",
+        "data/limit                       ; integer",
+        ";; === user/ ===",
+        "names                            ; = list[2]",
+        "(f [x])                          ; -> integer",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+}
+
+#[test]
+fn context_renders_the_next_prompt() {
+    let out = piped(
+        &["--mission", "Count the things", "--max-turns", "10"],
+        "(def things [1 2 3])\n(println \"three\")\n:context\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let context = &text[text.find("Count the things").expect(&text)..];
+    assert_eq!(
+        context,
+        "Count the things\n\n\
+         ;; === user/ (your prelude) ===\n\
+         things                           ; = list[3], sample: 1\n\n\
+         ;; Output:\nthree\n\n\
+         Turns left: 8\n"
+    );
+}
+
+#[test]
+fn context_options_change_the_rendering() {
+    let script = "(println \"a\")\n(println \"b\")\n:context\n";
+    let out = piped(&["--println-limit", "1"], script);
+    let text = stdout(&out);
+    assert!(text.contains(";; Output:\nb\n"), "{text}");
+    assert!(!text.contains(";; Output:\na"), "{text}");
+    let out = piped(&["--no-compression"], script);
+    let text = stdout(&out);
+    assert!(
+        text.contains("[ASSISTANT]\n```clojure\n(println \"a\")\n```"),
+        "{text}"
+    );
+}
+
+#[test]
+fn history_shows_every_turn() {
+    let out = piped(
+        &[],
+        "(def a 1)\n(println \"hello\")\n(+ a \"x\")\n:history\n",
+    );
+    let text = stdout(&out);
+    for part in [
+        "--- turn 1 (ok,",
+        "(def a 1)\n;; result: #'a\n;; defined: a",
+        "--- turn 2 (ok,",
+        ";; printed:\nhello\n;; result: nil",
+        "--- turn 3 (error,",
+        ";; error: type-error at 1:1:",
+    ] {
+        assert!(text.contains(part), "missing {part:?} in\n{text}");
+    }
+}
+
+#[test]
+fn tokens_break_the_prompt_down_by_section() {
+    let out = piped(
+        &["--mission", "Find the total"],
+        "(def xs [1 2 3])\n(println (reduce + xs))\n:tokens\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let count = |name: &str| -> usize {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"));
+        line[name.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(count("mission") > 0);
+    assert!(count("user/") > 0);
+    assert!(count("output") > 0);
+    assert_eq!(count("tool/"), 0);
+    let total = count("total");
+    let sum: usize = [
+        "mission",
+        "tool/",
+        "data/",
+        "user/",
+        "tool calls",
+        "output",
+        "programs",
+        "other",
+    ]
+    .iter()
+    .map(|n| count(n))
+    .sum();
+    assert_eq!(total, sum, "{text}");
+}
+
+#[test]
+fn save_then_load_restores_definitions_in_a_fresh_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("saved.clj");
+    let file = file.to_str().unwrap();
+    let out = piped(
+        &[],
+        &format!(
+            "(def rates \"Exchange rates\" {{:eur 1.1 :gbp 1.3}})\n\
+             (defn convert\n  \"Convert an amount\"\n  [amount cur]\n  (* amount (get rates cur)))\n\
+             (def words '(a b))\n\
+             :save {file}\n"
+        ),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("saved 3 definition(s)"),
+        "{}",
+        stderr(&out)
+    );
+    let saved = std::fs::read_to_string(file).unwrap();
+    assert!(
+        saved.contains(
+            "(defn convert\n  \"Convert an amount\"\n  [amount cur]\n  (* amount (get rates cur)))"
+        ),
+        "{saved}"
+    );
+    assert!(
+        saved.contains("(def rates \"Exchange rates\" {:eur 1.1, :gbp 1.3})"),
+        "{saved}"
+    );
+
+    let out = piped(
+        &[],
+        &format!(":load {file}\n(convert 10 :gbp)\nwords\n:doc convert\n"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("\n13.0\n(a b)\n"), "{text}");
+    assert!(text.contains("Convert an amount"), "{text}");
+
+    // The same file works as a prelude.
+    let out = piped(&["--prelude", file], "(convert 2 :eur)\n");
+    assert_eq!(stdout(&out), "2.2\n", "{}", stderr(&out));
+}
+
+#[test]
+fn prelude_runs_first_and_again_after_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let prelude = write(
+        dir.path(),
+        "prelude.clj",
+        "(def base 40)\n(defn answer [] (+ base 2))\n",
+    );
+    let out = piped(
+        &["--prelude", prelude.to_str().unwrap()],
+        "(answer)\n(def extra 1)\n:reset\n(answer)\nextra\n",
+    );
+    let text = stdout(&out);
+    assert_eq!(text, "42\n#'extra\n42\n", "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Undefined symbol `extra`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(1));
+
+    let bad = write(dir.path(), "bad.clj", "(def ok 1)\n(+ ok \"x\")\n");
+    let out = piped(&["--prelude", bad.to_str().unwrap()], "(+ 1 1)\n");
+    let err = stderr(&out);
+    assert!(err.contains("the prelude"), "{err}");
+    assert!(err.contains("bad.clj:2:1: "), "{err}");
+    assert_eq!(stdout(&out), "2\n");
+}
+
+#[test]
+fn a_session_that_cannot_be_built_is_a_usage_error() {
+    let out = piped(&["--data", "/nonexistent/data.json"], "1\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("cannot read data file `/nonexistent/data.json`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn reset_keeps_tools_and_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(dir.path(), "data.json", r#"{"n": 5}"#);
+    let out = piped(
+        &["--data", data.to_str().unwrap()],
+        "(def x 1)\n:reset\n(inc data/n)\n:history\n",
+    );
+    let text = stdout(&out);
+    assert!(text.starts_with("#'x\n6\n--- turn 1 (ok,"), "{text}");
+    assert!(!text.contains("turn 2"), "{text}");
+}
+
+#[test]
+fn help_and_unknown_commands() {
+    let out = piped(&[], ":help\n");
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    for cmd in [
+        ":doc NAME",
+        ":env",
+        ":context",
+        ":history",
+        ":tokens",
+        ":save FILE",
+        ":load FILE",
+        ":reset",
+        ":quit",
+    ] {
+        assert!(text.contains(cmd), "missing {cmd} in\n{text}");
+    }
+    let out = piped(&[], ":hist\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("Unknown command `:hist` (did you mean `:history`?)"),
+        "{err}"
+    );
+    assert!(
+        err.contains(":help :doc :env :context :history :tokens"),
+        "{err}"
+    );
+}
+
+#[test]
+fn quit_stops_reading() {
+    let out = piped(&[], "1\n:quit\n2\n");
+    assert_eq!(stdout(&out), "1\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn load_reports_errors_with_the_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "broken.clj", "(def a 1)\n(a b c\n");
+    let out = piped(&[], &format!(":load {}\n", file.display()));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("broken.clj:"), "{}", stderr(&out));
+    let out = piped(&[], ":load /nonexistent/file.clj\n");
+    assert!(stderr(&out).contains("cannot read `/nonexistent/file.clj`"));
+}
+
+/// The interactive editor, driven through a pseudo-terminal.
+#[cfg(unix)]
+mod pty {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    use expectrl::{ControlCode, Eof, Expect, Regex, Session};
+
+    /// Generous: CI machines are small and busy.
+    const TIMEOUT: Duration = Duration::from_secs(30);
+
+    struct Repl {
+        session: expectrl::session::OsSession,
+        _dir: tempfile::TempDir,
+    }
+
+    fn start(args: &[&str]) -> Repl {
+        start_with_history(args, None)
+    }
+
+    /// Start with the history file in a fresh directory, or at `history`.
+    fn start_with_history(args: &[&str], history: Option<&std::path::Path>) -> Repl {
+        let dir = tempfile::tempdir().unwrap();
+        let history = history.map_or_else(|| dir.path().join("history"), |p| p.to_path_buf());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptc"));
+        cmd.args(args)
+            .env("TERM", "xterm")
+            .env("NO_COLOR", "1")
+            .env("PTC_HISTORY", history);
+        let mut session = Session::spawn(cmd).expect("a pseudo-terminal");
+        session.set_expect_timeout(Some(TIMEOUT));
+        session.expect("ptc> ").expect("the first prompt");
+        Repl { session, _dir: dir }
+    }
+
+    impl Repl {
+        /// Type a line and press Enter (a terminal sends `\r`).
+        fn enter(&mut self, line: &str) {
+            self.session.send(format!("{line}\r")).unwrap();
+        }
+
+        fn expect(&mut self, text: &str) {
+            if let Err(e) = self.session.expect(text) {
+                panic!("expected {text:?}: {e}");
+            }
+        }
+
+        fn history(&self) -> String {
+            std::fs::read_to_string(self._dir.path().join("history")).unwrap_or_default()
+        }
+    }
+
+    #[test]
+    fn unbalanced_input_continues_on_the_next_line() {
+        let mut repl = start(&[]);
+        repl.enter("(defn f [x]");
+        repl.expect("...> ");
+        repl.enter("  (* x 2))");
+        repl.expect("#'f");
+        repl.enter("(f 21)");
+        repl.expect("42");
+        // The whole multi-line form is one history entry.
+        let history = repl.history();
+        assert!(history.contains("(defn f [x]"), "{history}");
+        assert_eq!(history.matches("(defn f").count(), 1, "{history}");
+    }
+
+    #[test]
+    fn ctrl_c_interrupts_a_running_evaluation_and_the_session_survives() {
+        let mut repl = start(&["--timeout-ms", "600000"]);
+        repl.enter("(def kept 7)");
+        repl.expect("#'kept");
+        repl.enter("(loop [] (recur))");
+        // The signal only counts once the evaluation has started, so send
+        // it until the interrupt is reported.
+        std::thread::sleep(Duration::from_millis(300));
+        let deadline = Instant::now() + TIMEOUT;
+        repl.session
+            .set_expect_timeout(Some(Duration::from_secs(2)));
+        loop {
+            repl.session.send(ControlCode::EndOfText).unwrap();
+            if repl.session.expect("Evaluation interrupted").is_ok() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "Ctrl-C did not interrupt");
+        }
+        repl.session.set_expect_timeout(Some(TIMEOUT));
+        repl.expect("ptc> ");
+        repl.enter("(+ kept 1)");
+        repl.expect("8");
+    }
+
+    #[test]
+    fn ctrl_c_at_the_prompt_clears_the_line() {
+        let mut repl = start(&[]);
+        repl.session.send("(+ 40").unwrap();
+        repl.session.send(ControlCode::EndOfText).unwrap();
+        repl.expect("ptc> ");
+        repl.enter("(+ 2 2)");
+        repl.expect("4");
+    }
+
+    #[test]
+    fn tab_completes_builtin_names() {
+        let mut repl = start(&[]);
+        repl.session.send("(filt").unwrap();
+        repl.session.send("\t").unwrap();
+        // `filter` and `filterv` share the prefix `filter`.
+        repl.expect("filter");
+        repl.session.send("\t").unwrap();
+        repl.expect("filterv");
+        repl.enter(" odd? [1 2 3])");
+        repl.expect("[1 3]");
+    }
+
+    #[test]
+    fn colon_commands_work_interactively() {
+        let mut repl = start(&[]);
+        repl.enter(":doc map");
+        repl.expect("Apply f to each item");
+        repl.enter("(def n 3)");
+        repl.expect("#'n");
+        repl.enter(":env");
+        repl.expect("= integer");
+    }
+
+    #[test]
+    fn an_unwritable_history_file_warns_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        // A path under a regular file cannot be created, even by root.
+        let mut repl = start_with_history(&[], Some(&file.join("history")));
+        repl.enter("(+ 1 1)");
+        repl.expect("cannot write the history file");
+        repl.expect("to nothing to turn it off)");
+        repl.session
+            .expect(Regex(r"\n2\r?\n"))
+            .expect("the first result");
+        repl.enter("(+ 2 2)");
+        let seen = repl
+            .session
+            .expect(Regex(r"\n4\r?\n"))
+            .expect("the second result");
+        let before = String::from_utf8_lossy(seen.before()).into_owned();
+        assert!(!before.contains("history file"), "{before}");
+    }
+
+    #[test]
+    fn ctrl_d_exits() {
+        let mut repl = start(&[]);
+        repl.session.send(ControlCode::EndOfTransmission).unwrap();
+        repl.session.expect(Eof).expect("end of output");
+        let status = repl.session.get_process().wait().unwrap();
+        assert!(
+            matches!(status, expectrl::process::unix::WaitStatus::Exited(_, 0)),
+            "{status:?}"
+        );
+    }
+}
