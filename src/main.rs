@@ -142,21 +142,36 @@ fn load_data(path: &Path) -> Result<serde_json::Value, String> {
 
 /// A session with the data and tools the options name.
 fn build_session(args: &RunArgs) -> Result<Session, String> {
+    let limits = limits(args.timeout_ms, args.max_steps);
+    session_with(args.data.as_deref(), args.tools.as_deref(), limits)
+}
+
+/// Program limits from the command-line options.
+fn limits(timeout_ms: u64, max_steps: Option<u64>) -> Limits {
     let mut limits = Limits {
-        timeout: Duration::from_millis(args.timeout_ms),
+        timeout: Duration::from_millis(timeout_ms),
         ..Limits::default()
     };
-    if let Some(steps) = args.max_steps {
+    if let Some(steps) = max_steps {
         limits.max_steps = steps;
     }
+    limits
+}
+
+/// A session with the given data file and tool manifest loaded.
+fn session_with(
+    data: Option<&Path>,
+    tools: Option<&Path>,
+    limits: Limits,
+) -> Result<Session, String> {
     let mut session = Session::new().with_limits(limits);
-    if let Some(path) = &args.data {
+    if let Some(path) = data {
         let json = load_data(path)?;
         session
             .set_data_json(&json)
             .map_err(|e| e.message().to_string())?;
     }
-    if let Some(path) = &args.tools {
+    if let Some(path) = tools {
         let manifest = ToolManifest::load(path).map_err(|e| e.to_string())?;
         manifest
             .register_into(&mut session)
@@ -291,36 +306,11 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     use ptc_lisp::agent::{provider_from_spec, Agent, AgentConfig, ProviderOptions};
     use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
 
-    let mut limits = Limits {
-        timeout: Duration::from_millis(args.program_timeout_ms),
-        ..Limits::default()
+    let limits = limits(args.program_timeout_ms, args.max_steps);
+    let session = match session_with(args.data.as_deref(), args.tools.as_deref(), limits.clone()) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
     };
-    if let Some(steps) = args.max_steps {
-        limits.max_steps = steps;
-    }
-    let mut session = Session::new();
-    if let Some(path) = &args.data {
-        let loaded = load_data(path).and_then(|json| {
-            session
-                .set_data_json(&json)
-                .map(|_| ())
-                .map_err(|e| e.message().to_string())
-        });
-        if let Err(e) = loaded {
-            return usage_error(&e);
-        }
-    }
-    if let Some(path) = &args.tools {
-        let registered = ToolManifest::load(path)
-            .map_err(|e| e.to_string())
-            .and_then(|m| {
-                m.register_into(&mut session)
-                    .map_err(|e| format!("{}: {e}", path.display()))
-            });
-        if let Err(e) = registered {
-            return usage_error(&e);
-        }
-    }
     let mut options = ProviderOptions {
         base_url: args.base_url.clone(),
         api_key: args.api_key.clone(),
