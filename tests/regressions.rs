@@ -146,3 +146,12 @@ fn sort_by_desc_keeps_equal_keys_in_input_order() {
     );
     assert_eval!("(sort :desc [3 1 2])", "[3 2 1]");
 }
+
+#[test]
+fn undefined_data_and_tool_references_carry_their_position() {
+    for (src, column) in [("(+ 1 data/nope)", 6), ("(map tool/nope [1])", 6)] {
+        let err = crate::util::eval(src).unwrap_err();
+        let span = err.span().unwrap_or_else(|| panic!("`{src}` has no span"));
+        assert_eq!((span.line, span.column), (1, column), "{src}");
+    }
+}

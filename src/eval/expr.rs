@@ -20,9 +20,9 @@ pub(crate) enum Expr {
     /// `data/` fallback for bare names).
     Global(Box<GlobalRef>),
     /// `data/name`.
-    Data(ArcStr),
+    Data(ArcStr, Span),
     /// `tool/name` used as a value.
-    ToolRef(ArcStr),
+    ToolRef(ArcStr, Span),
     /// `*1`, `*2`, `*3`.
     History(u8),
     Vector(Vec<Expr>),

@@ -258,8 +258,8 @@ impl<'h> Interp<'h> {
             Expr::Global(g) => self
                 .global(&g.name, g.fallback)
                 .map_err(|e| e.with_span(g.span).into()),
-            Expr::Data(name) => self.data(name),
-            Expr::ToolRef(name) => self.tool_ref(name),
+            Expr::Data(name, span) => self.data(name).map_err(|e| with_span(e, *span)),
+            Expr::ToolRef(name, span) => self.tool_ref(name).map_err(|e| with_span(e, *span)),
             Expr::History(n) => Ok(self.history[*n as usize - 1].clone()),
             Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
             Expr::If(parts) => {

@@ -281,8 +281,8 @@ impl Analyzer {
 
     fn namespaced(&mut self, ns: &str, local: &str, full: &str, span: Span) -> Result<Expr> {
         match ns {
-            "data" => Ok(Expr::Data(ArcStr::from(local))),
-            "tool" => Ok(Expr::ToolRef(ArcStr::from(local))),
+            "data" => Ok(Expr::Data(ArcStr::from(local), span)),
+            "tool" => Ok(Expr::ToolRef(ArcStr::from(local), span)),
             "user" => Ok(Expr::Global(Box::new(GlobalRef {
                 name: ArcStr::from(local),
                 fallback: false,
