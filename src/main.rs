@@ -105,6 +105,12 @@ fn main() -> ExitCode {
                 max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
                 mission: args.mission.clone().unwrap_or_default(),
                 compression: args.compression(),
+                system_prompt: ptc_lisp::agent::prompt::system_prompt(
+                    ptc_lisp::agent::prompt::PromptOptions {
+                        single_shot: args.max_turns == 1,
+                        signature: None,
+                    },
+                ),
             };
             let run = args.run;
             let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));

@@ -267,8 +267,11 @@ fn tokens_break_the_prompt_down_by_section() {
     assert!(count("user/") > 0);
     assert!(count("output") > 0);
     assert_eq!(count("tool/"), 0);
+    // The agent's system prompt is part of the next prompt.
+    assert!(count("system prompt") > 500);
     let total = count("total");
     let sum: usize = [
+        "system prompt",
         "mission",
         "tool/",
         "data/",

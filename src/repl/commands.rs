@@ -463,7 +463,8 @@ impl Repl {
             &self.session,
             self.config.mission.clone(),
             self.config.max_turns,
-        );
+        )
+        .with_system_prompt(self.config.system_prompt.clone());
         let (messages, _) = build_messages(
             &self.config.compression,
             self.config.max_turns,
@@ -719,7 +720,7 @@ impl SectionCounts {
         ];
         let mut out = String::new();
         if self.system == 0 {
-            out.push_str("system prompt      -  (the REPL has none; an agent run adds one)\n");
+            out.push_str("system prompt      -  (none configured)\n");
         } else {
             let _ = writeln!(out, "{:<16} {:>6}", "system prompt", self.system);
         }

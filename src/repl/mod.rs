@@ -54,6 +54,10 @@ pub struct ReplConfig {
     pub mission: String,
     /// How `:context` and `:tokens` render the history.
     pub compression: CompressionSetting,
+    /// The system prompt an agent run would send (counted by `:tokens`);
+    /// empty for none. The binary supplies the agent's, so this module
+    /// needs no dependency on `agent`.
+    pub system_prompt: String,
 }
 
 impl Default for ReplConfig {
@@ -64,6 +68,7 @@ impl Default for ReplConfig {
             max_turns: DEFAULT_MAX_TURNS,
             mission: String::new(),
             compression: CompressionSetting::On,
+            system_prompt: String::new(),
         }
     }
 }
