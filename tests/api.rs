@@ -218,3 +218,90 @@ fn an_interrupt_flag_stops_the_program() {
     t.join().unwrap();
     assert_eq!(out.result.unwrap_err().kind(), ErrorKind::Interrupted);
 }
+
+/// A host whose `meet` tool waits (up to 5 s) until another call of it is
+/// in progress: it answers true only if two calls overlap in time.
+#[derive(Default)]
+struct RendezvousHost {
+    arrived: Mutex<usize>,
+    changed: std::sync::Condvar,
+}
+
+impl Host for RendezvousHost {
+    fn data(&self, _: &str) -> Option<Value> {
+        None
+    }
+    fn has_tool(&self, name: &str) -> bool {
+        matches!(name, "meet" | "boom")
+    }
+    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
+        if name == "boom" {
+            return Err(Error::new(
+                ErrorKind::Tool,
+                format!("boom {}", pr_str(&args[0])),
+            ));
+        }
+        let mut arrived = self.arrived.lock().unwrap();
+        *arrived += 1;
+        self.changed.notify_all();
+        let (arrived, timeout) = self
+            .changed
+            .wait_timeout_while(arrived, std::time::Duration::from_secs(5), |n| *n < 2)
+            .unwrap();
+        drop(arrived);
+        Ok(Value::Bool(!timeout.timed_out()))
+    }
+}
+
+#[test]
+fn pmap_and_pcalls_run_their_branches_concurrently() {
+    let host = RendezvousHost::default();
+    let program = Program::compile("(pmap (fn [x] (tool/meet x)) [1 2])").unwrap();
+    let out = eval::run(
+        &program,
+        &host,
+        &Globals::default(),
+        RunOptions::default().with_timeout_secs(30),
+    );
+    assert_eq!(pr_str(out.result.unwrap().value()), "[true true]");
+    assert_eq!(out.tool_calls.len(), 2);
+    assert_eq!(
+        pr_str(&out.tool_calls[0].args[0]),
+        "1",
+        "tool calls are recorded in call order"
+    );
+
+    let host = RendezvousHost::default();
+    let program = Program::compile("(pcalls #(tool/meet :a) #(tool/meet :b))").unwrap();
+    let out = eval::run(
+        &program,
+        &host,
+        &Globals::default(),
+        RunOptions::default().with_timeout_secs(30),
+    );
+    assert_eq!(pr_str(out.result.unwrap().value()), "[true true]");
+}
+
+#[test]
+fn parallel_branches_are_isolated_and_fail_in_call_order() {
+    let host = RendezvousHost::default();
+    let out = run(
+        "(def kept 1) (pmap (fn [x] (def leaked x) (println \"in branch\" x) (* x kept)) [1 2 3])",
+        &TestHost::default(),
+        &Globals::default(),
+    );
+    assert_eq!(pr_str(out.result.unwrap().value()), "[1 2 3]");
+    assert!(out.globals.get("leaked").is_none());
+    assert!(out.prints.is_empty());
+    let program = Program::compile("(pmap #(tool/boom %) [1 2 3])").unwrap();
+    let out = eval::run(&program, &host, &Globals::default(), RunOptions::default());
+    assert!(out.result.unwrap_err().message().contains("boom 1"));
+    let program = Program::compile("(pcalls #(+ 1 1) #(inc nil))").unwrap();
+    let err = eval::run(&program, &host, &Globals::default(), RunOptions::default())
+        .result
+        .unwrap_err();
+    assert!(
+        err.message().starts_with("`pcalls` function 1 failed"),
+        "{err}"
+    );
+}

@@ -187,42 +187,30 @@ fn apply(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// `pmap` runs its branches one after another: results and errors are
 /// what a parallel run gives, `def`s in branches are discarded and their
 /// `println` output is not captured (as the specification says).
+/// `pmap` runs its calls concurrently (see `Interp::call_parallel`):
+/// results in order, `def`s in branches discarded, their `println` output
+/// not captured, as the specification says.
 fn pmap(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let f = &args[0];
-    let items = seq_items(&args[1], "pmap")?;
-    let mut out = Vec::with_capacity(items.len());
-    for item in items {
-        out.push(isolated(interp, |i| {
-            i.call(f, std::slice::from_ref(&item))
-        })?);
-    }
+    let calls = seq_items(&args[1], "pmap")?
+        .into_iter()
+        .map(|item| (f.clone(), vec![item]))
+        .collect();
+    let out = interp.call_parallel(calls, |_, e| e)?;
     vector_result(interp, out)
 }
 
 fn pcalls(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let mut out = Vec::with_capacity(args.len());
-    for (i, f) in args.iter().enumerate() {
-        let v = isolated(interp, |interp| interp.call(f, &[])).map_err(|flow| match flow {
-            crate::eval::Flow::Error(e) => {
-                let msg = format!("`pcalls` function {} failed: {}", i, e.message());
-                crate::eval::Flow::from(Error::new(e.kind(), msg))
-            }
-            other => other,
-        })?;
-        out.push(v);
-    }
+    let calls = args.iter().map(|f| (f.clone(), Vec::new())).collect();
+    let out = interp.call_parallel(calls, |i, e| {
+        let message = format!("`pcalls` function {i} failed: {}", e.message());
+        let mut reworded = Error::new(e.kind(), message);
+        if let Some(span) = e.span() {
+            reworded = reworded.with_span(span);
+        }
+        reworded
+    })?;
     vector_result(interp, out)
-}
-
-/// Run `f` with a snapshot of the user namespace and the print buffer,
-/// restoring both afterwards.
-fn isolated(interp: &mut Interp<'_>, f: impl FnOnce(&mut Interp<'_>) -> EvalResult) -> EvalResult {
-    let globals = interp.globals.clone();
-    let prints = interp.prints.len();
-    let result = f(interp);
-    interp.globals = globals;
-    interp.prints.truncate(prints);
-    result
 }
 
 pub(super) fn register(r: &mut Registry) {
@@ -261,6 +249,6 @@ pub(super) fn register(r: &mut Registry) {
         "Call f with the arguments, spreading the last (a collection). `(apply + 1 [2 3])` => `6`.",
         apply,
     );
-    r.add("pmap", "[f coll]", 2, 2, "Like `map`, for independent (for example tool-calling) work; defs inside are discarded. `(pmap inc [1 2])` => `[2 3]`.", pmap);
-    r.add("pcalls", "[& fs]", 0, MANY, "Call each zero-argument function; a vector of the results in order. `(pcalls #(+ 1 1) #(* 2 3))` => `[2 6]`.", pcalls);
+    r.add("pmap", "[f coll]", 2, 2, "Like `map`, calling f on the items concurrently (worth it for tool calls); results in order, defs inside are discarded. `(pmap inc [1 2])` => `[2 3]`.", pmap);
+    r.add("pcalls", "[& fs]", 0, MANY, "Call the zero-argument functions concurrently; a vector of the results in order. `(pcalls #(+ 1 1) #(* 2 3))` => `[2 6]`.", pcalls);
 }

@@ -5,8 +5,9 @@ use crate::error::Result;
 use crate::value::{ArcStr, Value};
 
 /// The host of a program run. The evaluator does no I/O itself: tools are
-/// reached only through this trait.
-pub trait Host {
+/// reached only through this trait. Hosts are `Sync` because the branches
+/// of `pmap` and `pcalls` call tools from several threads at once.
+pub trait Host: Sync {
     /// The value of `data/name`.
     fn data(&self, name: &str) -> Option<Value>;
     /// True if `tool/name` exists.

@@ -82,6 +82,9 @@ pub struct Interp<'h> {
     recur_values: SmallVec<[Value; 4]>,
     /// Depth of nested `eval` calls, for the stack check.
     nesting: u32,
+    /// True in a branch of `pmap`/`pcalls`, whose own parallel calls then
+    /// run in order (one level of threads is enough for I/O-bound work).
+    in_branch: bool,
 }
 
 impl<'h> Interp<'h> {
@@ -110,7 +113,126 @@ impl<'h> Interp<'h> {
             interrupt,
             recur_values: SmallVec::new(),
             nesting: 0,
+            in_branch: false,
         }
+    }
+
+    /// An interpreter for one parallel branch: the same host, limits,
+    /// deadline and interrupt flag, a snapshot of the user namespace (its
+    /// definitions are discarded), its own output (discarded too).
+    fn fork(&self) -> Interp<'h> {
+        let mut branch = Interp::new(
+            self.host,
+            self.globals.clone(),
+            self.limits.clone(),
+            self.history.clone(),
+            self.interrupt.clone(),
+        );
+        branch.started = self.started;
+        branch.depth = self.depth;
+        branch.in_branch = true;
+        branch
+    }
+
+    /// Call each function with its arguments, concurrently when there is
+    /// more than one call (`pmap`, `pcalls`): at most twice as many
+    /// threads as cores, results in call order. Each branch sees the user
+    /// namespace as it was and its `def`s and `println` output are
+    /// discarded; its tool calls and steps count for the program. The
+    /// first failure in call order wins; `index_error` can reword errors
+    /// with the failing call's index.
+    pub(crate) fn call_parallel(
+        &mut self,
+        calls: Vec<(Value, Vec<Value>)>,
+        index_error: impl Fn(usize, Error) -> Error,
+    ) -> EvalResult<Vec<Value>> {
+        if self.in_branch || calls.len() < 2 {
+            let mut out = Vec::with_capacity(calls.len());
+            for (i, (f, args)) in calls.into_iter().enumerate() {
+                let globals = self.globals.clone();
+                let prints = self.prints.len();
+                let result = self.call(&f, &args);
+                self.globals = globals;
+                self.prints.truncate(prints);
+                out.push(result.map_err(|flow| reword(flow, i, &index_error))?);
+            }
+            return Ok(out);
+        }
+        let workers = std::thread::available_parallelism()
+            .map_or(2, |n| n.get() * 2)
+            .min(calls.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let slots: Vec<std::sync::Mutex<Option<Branch>>> =
+            calls.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        let parent = &*self;
+        std::thread::scope(|scope| {
+            for _ in 0..workers {
+                let (calls, next, slots) = (&calls, &next, &slots);
+                let worker = move || loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((f, args)) = calls.get(i) else { break };
+                    let mut branch = parent.fork();
+                    let result = branch.call(f, args);
+                    let done = Branch {
+                        result,
+                        tool_calls: branch.tool_calls,
+                        steps: branch.steps,
+                    };
+                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+                };
+                let spawned = std::thread::Builder::new()
+                    .name("ptc-pmap".into())
+                    .stack_size(8 * 1024 * 1024)
+                    .spawn_scoped(scope, worker);
+                if spawned.is_err() {
+                    // No thread to be had: the calls left run on the workers
+                    // already started (or below, in order).
+                    break;
+                }
+            }
+        });
+        let mut out = Vec::with_capacity(slots.len());
+        let mut first_failure = None;
+        for (i, slot) in slots.into_iter().enumerate() {
+            let done = match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                Some(done) => done,
+                // Never started (thread creation failed): run it here.
+                None => {
+                    let (f, args) = &calls[i];
+                    let mut branch = self.fork();
+                    let result = branch.call(f, args);
+                    Branch {
+                        result,
+                        tool_calls: branch.tool_calls,
+                        steps: branch.steps,
+                    }
+                }
+            };
+            self.steps += done.steps;
+            self.tool_calls.extend(done.tool_calls);
+            match done.result {
+                Ok(v) => out.push(v),
+                Err(flow) => {
+                    first_failure.get_or_insert_with(|| reword(flow, i, &index_error));
+                }
+            }
+        }
+        if let Some(flow) = first_failure {
+            return Err(flow);
+        }
+        if self.tool_calls.len() > self.limits.max_tool_calls {
+            return Err(Error::new(
+                ErrorKind::ToolCallLimit,
+                format!(
+                    "Program made {} tool calls, over the limit of {}",
+                    self.tool_calls.len(),
+                    self.limits.max_tool_calls
+                ),
+            )
+            .into());
+        }
+        self.check_limits()?;
+        Ok(out)
     }
 
     pub(crate) fn steps(&self) -> u64 {
@@ -939,6 +1061,20 @@ impl<'h> Interp<'h> {
                 .into()
             }
         })
+    }
+}
+
+/// What one parallel branch produced.
+struct Branch {
+    result: EvalResult,
+    tool_calls: Vec<ToolCallRecord>,
+    steps: u64,
+}
+
+fn reword(flow: Flow, index: usize, index_error: &impl Fn(usize, Error) -> Error) -> Flow {
+    match flow {
+        Flow::Error(e) => Flow::Error(Box::new(index_error(index, *e))),
+        other => other,
     }
 }
 

@@ -119,6 +119,14 @@ pub struct RunOptions {
     pub interrupt: Option<Arc<AtomicBool>>,
 }
 
+impl RunOptions {
+    /// These options with a wall-clock limit of `secs` seconds.
+    pub fn with_timeout_secs(mut self, secs: u64) -> Self {
+        self.limits.timeout = Duration::from_secs(secs);
+        self
+    }
+}
+
 /// Run a compiled program against a host and a user namespace.
 pub fn run(
     program: &Program,
