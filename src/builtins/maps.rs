@@ -62,7 +62,7 @@ fn assoc_one(who: &str, coll: &Value, key: Value, value: Value) -> Result<Value,
 }
 
 fn assoc(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    if args.len() % 2 == 0 {
+    if args.len().is_multiple_of(2) {
         return Err(Error::arity("`assoc` needs a map followed by key-value pairs").into());
     }
     let mut out = args[0].clone();
@@ -206,7 +206,7 @@ fn update_keys(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn hash_map(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(Error::arity("`hash-map` needs an even number of arguments").into());
     }
     Ok(Value::map(

@@ -363,7 +363,7 @@ impl<'h> Interp<'h> {
     #[inline]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         self.nesting += 1;
-        let result = if self.nesting % 8 == 0 {
+        let result = if self.nesting.is_multiple_of(8) {
             stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
         } else {
             self.eval_node(expr, f)

@@ -440,7 +440,7 @@ fn program<'a>(mut i: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Vec<Form>> {
                             open_anon_fns -= 1;
                             FormKind::AnonFn(items)
                         }
-                        Coll::Map if items.len() % 2 != 0 => {
+                        Coll::Map if !items.len().is_multiple_of(2) => {
                             return fail(
                                 start,
                                 span.end - span.start,

@@ -202,7 +202,7 @@ pub(super) fn analyze(
             }
         }
         "cond" => {
-            if args.len() % 2 != 0 {
+            if !args.len().is_multiple_of(2) {
                 return Err(Error::validation(
                     "`cond` needs pairs of test and expression; add `:else` before the default",
                 )
