@@ -227,8 +227,33 @@ fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     };
     for item in items {
         acc = interp.call(f, &[acc, item])?;
+        if let Value::Reduced(done) = &acc {
+            return Ok((**done).clone());
+        }
     }
     Ok(acc)
+}
+
+fn reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Reduced(std::sync::Arc::new(args[0].clone())))
+}
+
+fn is_reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(Value::Bool(matches!(args[0], Value::Reduced(_))))
+}
+
+fn unreduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(match &args[0] {
+        Value::Reduced(inner) => (**inner).clone(),
+        other => other.clone(),
+    })
+}
+
+fn ensure_reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(match &args[0] {
+        Value::Reduced(_) => args[0].clone(),
+        other => Value::Reduced(std::sync::Arc::new(other.clone())),
+    })
 }
 
 /// Sort with a fallible comparison; the first error wins.
@@ -998,8 +1023,33 @@ pub(super) fn register(r: &mut Registry) {
         "[f init? coll]",
         2,
         3,
-        "Fold the collection with f, from init or the first item. `(reduce + 0 [1 2 3])` => `6`.",
+        "Fold the collection with f, from init or the first item; a `(reduced x)` result stops it with x. `(reduce + 0 [1 2 3])` => `6`.",
         reduce,
+    );
+    r.add("reduced", "[x]", 1, 1, "Wrap x so that `reduce` stops and returns it. `(reduce (fn [acc x] (if (> x 2) (reduced acc) (+ acc x))) 0 [1 2 3 4])` => `3`.", reduced);
+    r.add(
+        "reduced?",
+        "[x]",
+        1,
+        1,
+        "True if x was made by `reduced`. `(reduced? (reduced 1))` => `true`.",
+        is_reduced,
+    );
+    r.add(
+        "unreduced",
+        "[x]",
+        1,
+        1,
+        "The value inside a `reduced`, or x itself. `(unreduced (reduced 1))` => `1`.",
+        unreduced,
+    );
+    r.add(
+        "ensure-reduced",
+        "[x]",
+        1,
+        1,
+        "x wrapped by `reduced` unless it already is. `(reduced? (ensure-reduced 1))` => `true`.",
+        ensure_reduced,
     );
     r.add(
         "sort",

@@ -149,9 +149,11 @@ fn to_json(interp: &Interp<'_>, v: &Value, depth: usize) -> Result<Json, Error> 
                 }
                 Json::Object(out)
             }
-            Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => {
-                return Err(not_encodable(v))
-            }
+            Value::Native(_)
+            | Value::Fn(_)
+            | Value::Var(_)
+            | Value::Regex(_)
+            | Value::Reduced(_) => return Err(not_encodable(v)),
         })
     })
 }

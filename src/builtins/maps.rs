@@ -252,11 +252,17 @@ fn reduce_kv(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         Value::Map(m) => {
             for (k, v) in m.iter() {
                 acc = interp.call(f, &[acc, k.clone(), v.clone()])?;
+                if let Value::Reduced(done) = &acc {
+                    return Ok((**done).clone());
+                }
             }
         }
         Value::Vector(items) => {
             for (i, v) in items.iter().enumerate() {
                 acc = interp.call(f, &[acc, Value::Int(i as i64), v.clone()])?;
+                if let Value::Reduced(done) = &acc {
+                    return Ok((**done).clone());
+                }
             }
         }
         Value::Nil => {}

@@ -207,6 +207,10 @@ fn reductions(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     out.push(acc.clone());
     for item in items {
         acc = interp.call(f, &[acc, item])?;
+        if let Value::Reduced(done) = &acc {
+            out.push((**done).clone());
+            break;
+        }
         out.push(acc.clone());
     }
     vector_result(interp, out)

@@ -72,6 +72,7 @@ pub fn encode(v: &Value) -> Json {
         }
         Value::Var(name) => json!({ "var": name.as_str() }),
         Value::Regex(r) => json!({ "regex": r.source }),
+        Value::Reduced(inner) => json!({ "reduced": encode(inner) }),
     }
 }
 
@@ -143,6 +144,7 @@ fn decode_tagged(tag: &str, body: &Json) -> Result<Value, String> {
                 None => restored_fn(name, None),
             }
         }
+        "reduced" => Value::Reduced(std::sync::Arc::new(decode(body)?)),
         "fn" => {
             let name = body.get("name").and_then(Json::as_str).unwrap_or("fn");
             let params = body.get("params").and_then(Json::as_str);

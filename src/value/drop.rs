@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use super::{Function, FunctionKind, Map, Set, Value, Vector};
 
 /// Nested drops deeper than this are deferred.
-const MAX_DROP_DEPTH: u32 = 256;
+const MAX_DROP_DEPTH: u32 = 64;
 
 thread_local! {
     static DEPTH: Cell<u32> = const { Cell::new(0) };
@@ -26,7 +26,12 @@ impl Drop for Value {
         // inlined so that dropping them stays as cheap as without `Drop`.
         if matches!(
             self,
-            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Fn(_)
+            Value::Vector(_)
+                | Value::List(_)
+                | Value::Map(_)
+                | Value::Set(_)
+                | Value::Fn(_)
+                | Value::Reduced(_)
         ) {
             drop_collection(self);
         }
@@ -43,6 +48,7 @@ fn drop_collection(value: &mut Value) {
         Value::Map(a) => Arc::strong_count(a) == 1,
         Value::Set(a) => Arc::strong_count(a) == 1,
         Value::Fn(a) => Arc::strong_count(a) == 1,
+        Value::Reduced(a) => Arc::strong_count(a) == 1,
         _ => false,
     };
     if !unique {
@@ -85,6 +91,10 @@ fn drop_contents(mut taken: Value) {
             let inner = std::mem::replace(a, empty_fn());
             drop(inner);
         }
+        Value::Reduced(a) => {
+            let inner = std::mem::replace(a, nil_value());
+            drop(inner);
+        }
         _ => {}
     }
     // `taken` now holds a shared placeholder, whose drop is shallow.
@@ -103,6 +113,11 @@ fn empty_map() -> Arc<Map> {
 fn empty_set() -> Arc<Set> {
     static EMPTY: OnceLock<Arc<Set>> = OnceLock::new();
     EMPTY.get_or_init(|| Arc::new(Set::new())).clone()
+}
+
+fn nil_value() -> Arc<Value> {
+    static NIL: OnceLock<Arc<Value>> = OnceLock::new();
+    NIL.get_or_init(|| Arc::new(Value::Nil)).clone()
 }
 
 fn empty_fn() -> Arc<Function> {

@@ -45,6 +45,7 @@ pub fn to_json(v: &Value) -> Json {
         }
         Value::Set(items) => Json::Array(items.iter().map(to_json).collect()),
         Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (json_key(k), to_json(v))).collect()),
+        Value::Reduced(inner) => to_json(inner),
         Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => {
             Json::String(print_str(v))
         }

@@ -58,6 +58,8 @@ pub enum Value {
     Var(ArcStr),
     /// A compiled regular expression.
     Regex(Arc<Regex>),
+    /// `(reduced x)`: tells `reduce` and friends to stop with `x`.
+    Reduced(Arc<Value>),
 }
 
 /// A compiled regex together with its source text (for printing).
@@ -128,6 +130,7 @@ impl Value {
             Value::Native(_) | Value::Fn(_) => "function",
             Value::Var(_) => "var",
             Value::Regex(_) => "regex",
+            Value::Reduced(_) => "reduced",
         }
     }
 
@@ -224,6 +227,7 @@ impl PartialEq for Value {
             (Native(a), Native(b)) => std::ptr::eq(*a, *b),
             (Fn(a), Fn(b)) => Arc::ptr_eq(a, b),
             (Regex(a), Regex(b)) => Arc::ptr_eq(a, b),
+            (Reduced(a), Reduced(b)) => a == b,
             _ => false,
         }
     }
@@ -296,6 +300,10 @@ impl Hash for Value {
             Regex(r) => {
                 state.write_u8(13);
                 r.source.hash(state)
+            }
+            Reduced(v) => {
+                state.write_u8(14);
+                v.hash(state)
             }
         }
     }

@@ -109,6 +109,11 @@ fn write_value_inner(out: &mut String, v: &Value, depth: usize, limit: usize) {
             out.push_str("#'");
             out.push_str(name);
         }
+        Value::Reduced(inner) => {
+            out.push_str("#reduced[");
+            write_value(out, inner, depth + 1, limit);
+            out.push(']');
+        }
         Value::Regex(r) => {
             out.push_str("#\"");
             out.push_str(&r.source);
