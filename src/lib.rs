@@ -37,6 +37,36 @@
 //! assert!(out.globals.get("active").is_some());
 //! ```
 //!
+//! # Register a tool and compress the history
+//!
+//! A [`session::Session`] runs each program as a turn; tools are Rust
+//! closures with a signature; [`compression::SingleUserCoalesced`]
+//! renders what the model sees next.
+//!
+//! ```
+//! use ptc_lisp::compression::{Compression, RenderContext, SingleUserCoalesced};
+//! use ptc_lisp::session::Session;
+//! use ptc_lisp::value::Value;
+//!
+//! let mut session = Session::new();
+//! session
+//!     .register_tool("price", "(sku :string) -> :int", "Price of a product in cents", |args| {
+//!         Ok(Value::Int(if args.str("sku") == Some("A-1") { 1200 } else { 0 }))
+//!     })
+//!     .unwrap();
+//! let turn = session.eval(r#"(def a1 (tool/price "A-1")) (println "A-1 costs" a1)"#);
+//! assert!(turn.success);
+//!
+//! let ctx = RenderContext::for_session(&session, "Price product A-1", 5);
+//! let (messages, stats) =
+//!     SingleUserCoalesced.to_messages(session.turns(), session.memory(), &ctx);
+//! let prompt = &messages.last().unwrap().content;
+//! assert!(prompt.contains(";; === user/ (your prelude) ==="));
+//! assert!(prompt.contains(";   price(\"A-1\")"));
+//! assert!(prompt.contains("A-1 costs 1200"));
+//! assert_eq!(stats.tool_calls_total, 1);
+//! ```
+//!
 //! # Run an agent
 //!
 //! A model (here a scripted one) writes programs turn by turn until it
