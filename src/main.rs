@@ -305,6 +305,10 @@ struct AgentArgs {
     /// Print no progress on standard error
     #[arg(long, short)]
     quiet: bool,
+    /// After the run, print every turn in full beside the messages the
+    /// model last received, and the compression statistics (stderr)
+    #[arg(long)]
+    debug: bool,
 }
 
 /// Set up and run the agent; the loop itself lives in the library.
@@ -371,6 +375,9 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         transcript,
     });
     let run = agent.run();
+    if args.debug {
+        eprintln!("{}", run.debug_view());
+    }
     report_run(&run, args.quiet)
 }
 

@@ -977,3 +977,43 @@ fn cli_talks_to_an_openai_compatible_server() {
         .unwrap()
         .starts_with(";; Output:\n3"));
 }
+
+#[test]
+fn cli_debug_shows_full_turns_beside_what_the_model_saw() {
+    let script = format!("script:{}", example("replies.json"));
+    let out = ptc(
+        &[
+            "agent",
+            "--mission",
+            EXAMPLE_MISSION,
+            "--llm",
+            &script,
+            "--data",
+            &example("data.json"),
+            "--tools",
+            &example("tools.json"),
+            "--compression",
+            "--quiet",
+            "--debug",
+        ],
+        &[],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The full history keeps the failed turn's program and error...
+    assert!(
+        stderr.contains("=== Full history: 4 turn(s) ==="),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--- Turn 2 (error"), "{stderr}");
+    // ...beside the compressed messages and the statistics box.
+    assert!(
+        stderr.contains(";; === user/ (your prelude) ==="),
+        "{stderr}"
+    );
+    assert!(stderr.contains("+- Compression"), "{stderr}");
+    assert!(
+        stderr.contains("Errors:       1 turn(s) collapsed"),
+        "{stderr}"
+    );
+}
