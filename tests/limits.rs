@@ -173,3 +173,13 @@ fn deeply_nested_values_are_safe_to_build_compare_print_and_drop() {
     let result = handle.join().expect("no stack overflow");
     assert_eq!(result.unwrap(), "[true 1 0 250002 true]");
 }
+
+#[test]
+fn hashing_and_comparing_values_with_huge_shared_structure_stay_bounded() {
+    // 2^60 leaves, shared: hashing every node would never finish.
+    let src = "(let [v (loop [v [1] i 0] (if (< i 60) (recur [v v] (inc i)) v))
+                     w (loop [v [1] i 0] (if (< i 60) (recur [v v] (inc i)) v))]
+                 [(= v w) (count (set (conj (vec (range 10)) v w))) (count (frequencies (repeat 9 v)))])";
+    let v = eval_with(src, "{}", Limits::default()).unwrap();
+    assert_eq!(crate::util::printed(&v), "[true 11 1]");
+}

@@ -221,9 +221,15 @@ impl PartialEq for Value {
             (Float(a), Float(b)) => a == b,
             (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
             (Var(a), Var(b)) => a == b,
-            (Vector(a) | List(a), Vector(b) | List(b)) => Arc::ptr_eq(a, b) || deep(|| a == b),
-            (Map(a), Map(b)) => Arc::ptr_eq(a, b) || deep(|| **a == **b),
-            (Set(a), Set(b)) => Arc::ptr_eq(a, b) || deep(|| **a == **b),
+            (Vector(a) | List(a), Vector(b) | List(b)) => {
+                Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || a == b)
+            }
+            (Map(a), Map(b)) => {
+                Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || **a == **b)
+            }
+            (Set(a), Set(b)) => {
+                Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || **a == **b)
+            }
             (Native(a), Native(b)) => std::ptr::eq(*a, *b),
             (Fn(a), Fn(b)) => Arc::ptr_eq(a, b),
             (Regex(a), Regex(b)) => Arc::ptr_eq(a, b),
@@ -237,8 +243,108 @@ impl PartialEq for Value {
 // work because NaN is simply never found again.
 impl Eq for Value {}
 
+fn address<T>(a: &Arc<T>) -> usize {
+    Arc::as_ptr(a) as usize
+}
+
+/// Collection pairs one comparison visits before it starts remembering
+/// the pairs it found equal.
+const EQ_MEMO_AFTER: usize = 4096;
+
+/// State of the comparison running on this thread: how deep, how many
+/// collection pairs so far, and (past `EQ_MEMO_AFTER`) the pairs known
+/// equal. Two separately built values that share structure internally
+/// (a vector doubled sixty times) would otherwise take exponential time
+/// to compare; with the memo each distinct pair is compared once.
+struct EqState {
+    depth: usize,
+    visits: usize,
+    memo: Option<rustc_hash::FxHashSet<(usize, usize)>>,
+}
+
+thread_local! {
+    static EQ: std::cell::RefCell<EqState> = const {
+        std::cell::RefCell::new(EqState { depth: 0, visits: 0, memo: None })
+    };
+}
+
+/// Compare two collections (at addresses `a` and `b`) with `f`, using and
+/// filling the memo of equal pairs once the comparison is large.
+fn equal_nodes(a: usize, b: usize, f: impl FnOnce() -> bool) -> bool {
+    let known = EQ.with(|s| {
+        let mut s = s.borrow_mut();
+        s.depth += 1;
+        s.visits += 1;
+        if s.memo.is_none() && s.visits > EQ_MEMO_AFTER {
+            s.memo = Some(rustc_hash::FxHashSet::default());
+        }
+        s.memo.as_ref().is_some_and(|m| m.contains(&(a, b)))
+    });
+    let equal = known || deep(f);
+    EQ.with(|s| {
+        let mut s = s.borrow_mut();
+        if equal && !known {
+            if let Some(memo) = &mut s.memo {
+                memo.insert((a, b));
+            }
+        }
+        s.depth -= 1;
+        if s.depth == 0 {
+            s.visits = 0;
+            s.memo = None;
+        }
+    });
+    equal
+}
+
+/// Nodes one top-level hash may visit. Values that share structure can
+/// have astronomically many nodes (a vector doubled sixty times), so
+/// hashing works on a budget: each collection splits what it has equally
+/// among its children and hashes only its length when the share rounds to
+/// zero. Equal values have the same shape, so they still hash alike
+/// whatever the order a map or set visits its entries in.
+const HASH_FUEL: usize = 1 << 20;
+
+thread_local! {
+    static FUEL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static HASHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with each of `children` children's share of the budget, or
+/// return `None` when the share is zero.
+fn with_child_fuel<R>(children: usize, f: impl FnOnce() -> R) -> Option<R> {
+    let fuel = FUEL.with(std::cell::Cell::get);
+    let share = fuel.saturating_sub(1) / children.max(1);
+    if share == 0 {
+        return None;
+    }
+    FUEL.with(|c| c.set(share));
+    let result = deep(f);
+    FUEL.with(|c| c.set(fuel));
+    Some(result)
+}
+
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
+        if HASHING.with(std::cell::Cell::get) {
+            return self.hash_node(state);
+        }
+        // Reset even if a hasher panics, so later hashes start afresh.
+        struct Done;
+        impl Drop for Done {
+            fn drop(&mut self) {
+                HASHING.with(|h| h.set(false));
+            }
+        }
+        HASHING.with(|h| h.set(true));
+        FUEL.with(|c| c.set(HASH_FUEL));
+        let _done = Done;
+        self.hash_node(state);
+    }
+}
+
+impl Value {
+    fn hash_node<H: Hasher>(&self, state: &mut H) {
         use Value::*;
         match self {
             Nil => state.write_u8(0),
@@ -271,7 +377,7 @@ impl Hash for Value {
             Vector(v) | List(v) => {
                 state.write_u8(7);
                 state.write_usize(v.len());
-                deep(|| {
+                with_child_fuel(v.len(), || {
                     for item in v.iter() {
                         item.hash(state);
                     }
@@ -279,11 +385,15 @@ impl Hash for Value {
             }
             Map(m) => {
                 state.write_u8(8);
-                state.write_u64(deep(|| m.unordered_hash()));
+                state.write_usize(m.len());
+                let entries = with_child_fuel(2 * m.len(), || m.unordered_hash());
+                state.write_u64(entries.unwrap_or(0));
             }
             Set(s) => {
                 state.write_u8(9);
-                state.write_u64(deep(|| s.unordered_hash()));
+                state.write_usize(s.len());
+                let items = with_child_fuel(s.len(), || s.unordered_hash());
+                state.write_u64(items.unwrap_or(0));
             }
             Native(n) => {
                 state.write_u8(10);
@@ -303,7 +413,7 @@ impl Hash for Value {
             }
             Reduced(v) => {
                 state.write_u8(14);
-                v.hash(state)
+                with_child_fuel(1, || v.hash(state));
             }
         }
     }
