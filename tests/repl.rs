@@ -232,11 +232,11 @@ fn history_shows_every_turn() {
     );
     let text = stdout(&out);
     for part in [
-        "--- turn 1 (ok,",
+        "--- Turn 1 (ok,",
         "(def a 1)\n;; result: #'a\n;; defined: a",
-        "--- turn 2 (ok,",
+        "--- Turn 2 (ok,",
         ";; printed:\nhello\n;; result: nil",
-        "--- turn 3 (error,",
+        "--- Turn 3 (error,",
         ";; error: type-error at 1:1:",
     ] {
         assert!(text.contains(part), "missing {part:?} in\n{text}");
@@ -383,7 +383,7 @@ fn reset_keeps_tools_and_data() {
         "(def x 1)\n:reset\n(inc data/n)\n:history\n",
     );
     let text = stdout(&out);
-    assert!(text.starts_with("#'x\n6\n--- turn 1 (ok,"), "{text}");
+    assert!(text.starts_with("#'x\n6\n--- Turn 1 (ok,"), "{text}");
     assert!(!text.contains("turn 2"), "{text}");
 }
 

@@ -56,6 +56,63 @@ pub fn stats_box(stats: &CompressionStats) -> String {
     out
 }
 
+/// One turn in full: a `--- Turn N (status, steps, time) ---` header,
+/// the whole program, its tool calls with arguments, results and
+/// durations, what it printed, its result or error and what it defined.
+/// Values are cut as `format` says. The REPL's `:history` uses it too.
+pub fn write_turn(out: &mut String, turn: &Turn, format: FormatOptions) {
+    let status = match &turn.outcome {
+        TurnOutcome::Error { .. } => "error",
+        TurnOutcome::Return { .. } => "returned",
+        TurnOutcome::Fail { .. } => "failed (fail called)",
+        TurnOutcome::Value { .. } => "ok",
+    };
+    let _ = writeln!(
+        out,
+        "--- Turn {} ({status}, {} steps, {:.1?}) ---",
+        turn.number, turn.steps, turn.duration
+    );
+    out.push_str(turn.program.trim_end());
+    out.push('\n');
+    if !turn.tool_calls.is_empty() {
+        out.push_str(";; tool calls:\n");
+        for call in &turn.tool_calls {
+            let args: Vec<String> = call.args.iter().map(|a| to_clojure(a, format).0).collect();
+            let outcome = match (&call.result, &call.error) {
+                (_, Some(e)) => format!("error: {e}"),
+                (Some(r), None) => to_clojure(r, format).0,
+                (None, None) => "nil".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                ";   {}({}) -> {outcome}   [{:.1?}]",
+                call.name,
+                args.join(" "),
+                call.duration
+            );
+        }
+    }
+    if !turn.prints.is_empty() {
+        out.push_str(";; printed:\n");
+        for p in &turn.prints {
+            out.push_str(p);
+            out.push('\n');
+        }
+    }
+    match (turn.result(), turn.error()) {
+        (_, Some(e)) => {
+            let _ = writeln!(out, ";; error: {e}");
+        }
+        (Some(v), None) => {
+            let _ = writeln!(out, ";; result: {}", to_clojure(v, format).0);
+        }
+        (None, None) => {}
+    }
+    if !turn.defined.is_empty() {
+        let _ = writeln!(out, ";; defined: {}", turn.defined.join(", "));
+    }
+}
+
 /// Every turn (whole programs and prints; tool calls with results and
 /// durations, results and errors, with values cut at 50 items per
 /// collection and 4,000 characters), then the messages the model received,
@@ -68,60 +125,8 @@ pub fn debug_view(
     let mut out = String::new();
     let _ = writeln!(out, "=== Full history: {} turn(s) ===", turns.len());
     for turn in turns {
-        let status = match &turn.outcome {
-            TurnOutcome::Error { .. } => "error",
-            TurnOutcome::Return { .. } => "returned",
-            TurnOutcome::Fail { .. } => "failed (fail called)",
-            TurnOutcome::Value { .. } => "ok",
-        };
-        let _ = writeln!(
-            out,
-            "\n--- Turn {} ({status}, {} steps, {:.1?}) ---",
-            turn.number, turn.steps, turn.duration
-        );
-        out.push_str(turn.program.trim_end());
         out.push('\n');
-        if !turn.tool_calls.is_empty() {
-            out.push_str(";; tool calls:\n");
-            for call in &turn.tool_calls {
-                let args: Vec<String> = call
-                    .args
-                    .iter()
-                    .map(|a| to_clojure(a, DEBUG_FORMAT).0)
-                    .collect();
-                let outcome = match (&call.result, &call.error) {
-                    (_, Some(e)) => format!("error: {e}"),
-                    (Some(r), None) => to_clojure(r, DEBUG_FORMAT).0,
-                    (None, None) => "nil".to_string(),
-                };
-                let _ = writeln!(
-                    out,
-                    ";   {}({}) -> {outcome}   [{:.1?}]",
-                    call.name,
-                    args.join(" "),
-                    call.duration
-                );
-            }
-        }
-        if !turn.prints.is_empty() {
-            out.push_str(";; printed:\n");
-            for p in &turn.prints {
-                out.push_str(p);
-                out.push('\n');
-            }
-        }
-        match (turn.result(), turn.error()) {
-            (_, Some(e)) => {
-                let _ = writeln!(out, ";; error: {e}");
-            }
-            (Some(v), None) => {
-                let _ = writeln!(out, ";; result: {}", to_clojure(v, DEBUG_FORMAT).0);
-            }
-            (None, None) => {}
-        }
-        if !turn.defined.is_empty() {
-            let _ = writeln!(out, ";; defined: {}", turn.defined.join(", "));
-        }
+        write_turn(&mut out, turn, DEBUG_FORMAT);
     }
     let _ = writeln!(
         out,

@@ -48,7 +48,7 @@ use crate::session::{Memory, Session, ToolSpec, Turn};
 use crate::value::Value;
 
 pub use coalesced::SingleUserCoalesced;
-pub use debug::{debug_view, stats_box};
+pub use debug::{debug_view, stats_box, write_turn};
 pub use full::full_history;
 
 /// `max_turns` when none is given (SS-002).

@@ -19,6 +19,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::reader;
 use crate::value::{pr_str, ArcStr, Value};
 
+pub(crate) use analyze::CLOJURE_NAMESPACES;
 pub use host::{DataHost, Definition, Globals, Host, NoHost};
 pub use limits::Limits;
 pub(crate) use machine::{arity_error, EvalResult, Flow, Interp};

@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::builtins::registry;
-use crate::compression::format::{to_clojure, type_label, FormatOptions};
+use crate::compression::format::{type_label, FormatOptions};
 use crate::compression::{build_messages, Message, RenderContext, Role};
 use crate::error::suggest;
-use crate::session::{Turn, TurnOutcome};
+use crate::session::Turn;
 use crate::value::Value;
 
 use super::print::Source;
@@ -372,17 +372,7 @@ impl Repl {
         }
         // `str/join`, `clojure.string/join` and the like.
         if let Some((ns, bare)) = name.split_once('/') {
-            if [
-                "clojure.string",
-                "str",
-                "string",
-                "clojure.set",
-                "set",
-                "clojure.walk",
-                "walk",
-            ]
-            .contains(&ns)
-            {
+            if crate::eval::CLOJURE_NAMESPACES.contains(&ns) {
                 if let Some(doc) = registry().doc(bare) {
                     return Some(doc);
                 }
@@ -578,60 +568,7 @@ fn history_text(turns: &[Turn]) -> String {
     }
     let mut out = String::new();
     for turn in turns {
-        let status = match &turn.outcome {
-            TurnOutcome::Error { .. } => "error",
-            TurnOutcome::Return { .. } => "returned",
-            TurnOutcome::Fail { .. } => "failed (fail called)",
-            TurnOutcome::Value { .. } => "ok",
-        };
-        let _ = writeln!(
-            out,
-            "--- turn {} ({status}, {} steps, {:.1?}) ---",
-            turn.number, turn.steps, turn.duration
-        );
-        out.push_str(turn.program.trim_end());
-        out.push('\n');
-        if !turn.prints.is_empty() {
-            out.push_str(";; printed:\n");
-            for p in &turn.prints {
-                out.push_str(p);
-                out.push('\n');
-            }
-        }
-        if !turn.tool_calls.is_empty() {
-            out.push_str(";; tool calls:\n");
-            for call in &turn.tool_calls {
-                let args: Vec<String> = call
-                    .args
-                    .iter()
-                    .map(|a| to_clojure(a, HISTORY_FORMAT).0)
-                    .collect();
-                let outcome = match (&call.result, &call.error) {
-                    (_, Some(e)) => format!("error: {e}"),
-                    (Some(r), None) => to_clojure(r, HISTORY_FORMAT).0,
-                    (None, None) => "nil".to_string(),
-                };
-                let _ = writeln!(
-                    out,
-                    ";   {}({}) -> {outcome}   [{:.1?}]",
-                    call.name,
-                    args.join(" "),
-                    call.duration
-                );
-            }
-        }
-        match (turn.result(), turn.error()) {
-            (_, Some(e)) => {
-                let _ = writeln!(out, ";; error: {e}");
-            }
-            (Some(v), None) => {
-                let _ = writeln!(out, ";; result: {}", to_clojure(v, HISTORY_FORMAT).0);
-            }
-            (None, None) => {}
-        }
-        if !turn.defined.is_empty() {
-            let _ = writeln!(out, ";; defined: {}", turn.defined.join(", "));
-        }
+        crate::compression::write_turn(&mut out, turn, HISTORY_FORMAT);
         out.push('\n');
     }
     out

@@ -23,7 +23,7 @@ use super::expr::{
 };
 
 /// Namespaces whose functions are our builtins under their plain names.
-const CLOJURE_NAMESPACES: &[&str] = &[
+pub(crate) const CLOJURE_NAMESPACES: &[&str] = &[
     "clojure.core",
     "core",
     "clojure.string",
