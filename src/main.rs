@@ -193,7 +193,7 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
     };
     let turn = session.eval(source);
     for line in &turn.prints {
-        println!("{line}");
+        stdout_line(line);
     }
     match &turn.outcome {
         TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
@@ -201,7 +201,7 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
             if !write_pr_bounded(&mut text, value, MAX_RESULT_BYTES) {
                 text.push_str(" ... (result cut at 64 MiB)");
             }
-            println!("{text}");
+            stdout_line(&text);
             ExitCode::SUCCESS
         }
         TurnOutcome::Fail { value } => {
@@ -401,7 +401,7 @@ fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool) -> ExitCode {
             if !write_pr_bounded(&mut text, value, MAX_RESULT_BYTES) {
                 text.push_str(" ... (result cut at 64 MiB)");
             }
-            println!("{text}");
+            stdout_line(&text);
             ExitCode::SUCCESS
         }
         AgentOutcome::Failed(reason) => {
@@ -606,5 +606,19 @@ impl ReplArgs {
                 ..defaults
             },
         )
+    }
+}
+
+/// Write a line to stdout. A closed pipe (`ptc eval ... | head`) ends the
+/// process quietly, as for other command-line tools, instead of panicking.
+fn stdout_line(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write to standard output: {e}");
+        std::process::exit(1);
     }
 }

@@ -171,3 +171,25 @@ fn bad_tool_manifests_are_usage_errors_naming_the_tool() {
         "{err}"
     );
 }
+
+#[test]
+fn a_closed_stdout_pipe_ends_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["eval", "(vec (range 300000))"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ptc runs");
+    // Read a little, then close our end, like `| head -c 10`.
+    let mut first = [0u8; 10];
+    std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut first).unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(&first[..3], b"[0 ");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        !text(&out.stderr).contains("panicked"),
+        "{}",
+        text(&out.stderr)
+    );
+}
