@@ -416,21 +416,13 @@ impl<'h> Interp<'h> {
                 Err(Flow::Recur)
             }
             Expr::Lambda(lambda) => Ok(self.make_closure(lambda, f)),
-            Expr::CallNative(call) => {
-                let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
-                for a in &call.args {
-                    args.push(self.eval(a, f)?);
-                }
-                self.call_native(call.id, &args)
-                    .map_err(|e| with_span(e, call.span))
-            }
+            Expr::CallNative(call) => self
+                .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
+                .map_err(|e| with_span(e, call.span)),
             Expr::Call(call) => {
                 let func = self.eval(&call.func, f)?;
-                let mut args: SmallVec<[Value; 4]> = SmallVec::with_capacity(call.args.len());
-                for a in &call.args {
-                    args.push(self.eval(a, f)?);
-                }
-                self.call(&func, &args).map_err(|e| with_span(e, call.span))
+                self.with_args(&call.args, f, |this, args| this.call(&func, args))
+                    .map_err(|e| with_span(e, call.span))
             }
             Expr::CallTool(call) => self.eval_call_tool(call, f),
             Expr::Def(def) => self.eval_def(def, f),
@@ -469,6 +461,40 @@ impl<'h> Interp<'h> {
             Expr::Return(e) => Err(Flow::Return(self.eval(e, f)?)),
             Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
             Expr::Raise(msg, span) => Err(Error::execution(msg.as_str()).with_span(*span).into()),
+        }
+    }
+
+    /// Evaluate call arguments left to right and pass them to `call`.
+    /// Most calls have one to three arguments; those go in a plain array,
+    /// which is cheaper to fill and drop than a growable buffer.
+    #[inline]
+    fn with_args(
+        &mut self,
+        args: &[Expr],
+        f: Frame<'_>,
+        call: impl FnOnce(&mut Self, &[Value]) -> EvalResult,
+    ) -> EvalResult {
+        match args {
+            [] => call(self, &[]),
+            [a] => {
+                let values = [self.eval(a, f)?];
+                call(self, &values)
+            }
+            [a, b] => {
+                let values = [self.eval(a, f)?, self.eval(b, f)?];
+                call(self, &values)
+            }
+            [a, b, c] => {
+                let values = [self.eval(a, f)?, self.eval(b, f)?, self.eval(c, f)?];
+                call(self, &values)
+            }
+            _ => {
+                let mut values: SmallVec<[Value; 6]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    values.push(self.eval(a, f)?);
+                }
+                call(self, &values)
+            }
         }
     }
 
