@@ -67,11 +67,7 @@ impl AnthropicProvider {
     }
 
     fn body(&self, request: &ChatRequest) -> Json {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
+        let model = request.model_or(&self.model);
         let (system, messages) = split_messages(&request.messages);
         let messages: Vec<Json> = messages
             .iter()

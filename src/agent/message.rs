@@ -64,6 +64,16 @@ impl ChatRequest {
             ..Default::default()
         }
     }
+
+    /// The model this request names, or `default` (the provider's own
+    /// model) when it names none.
+    pub fn model_or<'a>(&'a self, default: &'a str) -> &'a str {
+        if self.model.is_empty() {
+            default
+        } else {
+            &self.model
+        }
+    }
 }
 
 /// A model's reply.

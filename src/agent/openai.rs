@@ -63,11 +63,7 @@ impl OpenAiProvider {
     }
 
     fn body(&self, request: &ChatRequest) -> Json {
-        let model = if request.model.is_empty() {
-            &self.model
-        } else {
-            &request.model
-        };
+        let model = request.model_or(&self.model);
         let messages: Vec<Json> = request
             .messages
             .iter()
