@@ -720,6 +720,16 @@ mod tests {
     }
 
     #[test]
+    fn every_supported_special_form_has_a_doc() {
+        for name in crate::eval::special_forms() {
+            assert!(
+                SPECIAL_FORMS.iter().any(|(n, _, _)| *n == name),
+                "`:doc {name}` has no entry in SPECIAL_FORMS"
+            );
+        }
+    }
+
+    #[test]
     fn messages_split_into_sections() {
         let mut counts = SectionCounts::default();
         counts.add_user_message(
