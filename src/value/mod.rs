@@ -326,7 +326,12 @@ fn with_child_fuel<R>(children: usize, f: impl FnOnce() -> R) -> Option<R> {
 
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        if HASHING.with(std::cell::Cell::get) {
+        // Scalars (most map keys) need no budget; skip the bookkeeping.
+        let collection = matches!(
+            self,
+            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Reduced(_)
+        );
+        if !collection || HASHING.with(std::cell::Cell::get) {
             return self.hash_node(state);
         }
         // Reset even if a hasher panics, so later hashes start afresh.
