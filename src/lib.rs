@@ -107,6 +107,7 @@ pub mod builtins;
 pub mod compression;
 pub mod error;
 pub mod eval;
+pub mod history;
 pub mod reader;
 pub mod repl;
 pub mod session;

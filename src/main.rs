@@ -1,5 +1,7 @@
 //! The `ptc` command: argument parsing and wiring only.
 
+mod cli;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

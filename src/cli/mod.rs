@@ -1,0 +1,4 @@
+//! The bodies of `ptc` subcommands that are more than a few lines of
+//! wiring, one file each, so `main.rs` stays argument parsing and dispatch.
+//! Like `main.rs`, these may print and touch files; the library they call
+//! does the work.
