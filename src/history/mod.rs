@@ -6,3 +6,52 @@
 //! PTC-Lisp evaluator. The pure parts (counting, policies, compaction)
 //! do no I/O; exporters (event sinks, archive) live in their own
 //! submodules.
+//!
+//! The parts, each usable alone:
+//! - [`Message`]: one OpenAI-compatible chat message type, unknown fields
+//!   kept; [`parse_jsonl`] reads a history file with errors that name the
+//!   line and the field.
+//! - [`TokenCounter`]: per-model counts by section with a per-message cache.
+//! - [`Compactor`]: seed 004's pre-flight check and compaction under a
+//!   [`Policy`], with a [`Summarizer`] ([`Digest`] needs no model).
+//! - [`Window`]: seed 003's sliding window under a [`WindowPolicy`].
+//! - [`Event`]: every decision as a value, taken with `take_events`.
+//!
+//! ```
+//! use ptc_lisp::history::{Compactor, Context, Digest, Message, Policy};
+//!
+//! let mut compactor = Compactor::new("gpt-4o", Policy { max_context_tokens: 4_000, ..Policy::default() }).unwrap();
+//! let mut history = vec![Message::system("You are a careful coding agent.")];
+//! for i in 0..60 {
+//!     history.push(Message::user(format!("Look at src/module_{i}.rs and tell me what it does.")));
+//!     history.push(Message::assistant("It parses the configuration. ".repeat(8)));
+//! }
+//! let out = compactor.manual_compact(&history, "user-requested", &Digest, Context::default()).unwrap();
+//! assert!(out.tokens.total() <= compactor.policy().budget());
+//! assert!(out.messages[1].content.as_deref().unwrap().starts_with("<COMPACT-SUMMARY v1>"));
+//! ```
+
+mod compact;
+mod count;
+mod digest;
+pub mod event;
+mod message;
+mod policy;
+mod summary;
+mod units;
+mod window;
+
+pub use compact::{CompactError, Compactor, Context, Outcome, Report, Trigger};
+pub use count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME};
+pub use digest::Digest;
+pub use event::Event;
+pub use message::{
+    parse_jsonl, to_jsonl, LineError, Message, Meta, NotAnAgentMessage, Role, ToolCallSummary,
+};
+pub use policy::{Policy, PolicyError, Strategy, WindowPolicy};
+pub use summary::{
+    summary_body, summary_message, summary_version, Summarizer, SummaryError, SummaryRequest,
+    SUMMARY_TAG,
+};
+pub use units::{units, StructureError, Unit};
+pub use window::{Metrics, Trim, Window};

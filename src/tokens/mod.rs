@@ -1,44 +1,233 @@
-//! Token counting with tiktoken's `o200k_base` encoding.
+//! Token counting: tiktoken encodings chosen per model, with a documented
+//! approximation for models whose tokenizer we do not ship, calibrated at
+//! run time from the usage providers report.
 //!
-//! The encoding ships inside the tiktoken-rs crate (no network), but
-//! loading it costs about 140 ms, so it is loaded on the first count and
-//! shared for the rest of the process. Nothing on a start-up path that
-//! does not count tokens may call into this module. No I/O.
+//! The encodings ship inside the tiktoken-rs crate (no network), but
+//! loading one costs about 140 ms, so each is loaded on its first count
+//! and shared for the rest of the process. Nothing on a start-up path
+//! that does not count tokens may call into this module. No I/O.
+//!
+//! | models | encoding | factor |
+//! |---|---|---|
+//! | gpt-4o, gpt-4.1, gpt-4.5, gpt-5, o1, o3, o4 (and their dated or sized variants) | `o200k_base` | exact |
+//! | gpt-4, gpt-3.5, text-embedding-* | `cl100k_base` | exact |
+//! | Anthropic (claude-*) | `o200k_base` | x 1.20 |
+//! | Llama | `o200k_base` | x 1.10 |
+//! | Qwen | `o200k_base` | x 1.05 |
+//! | anything else | `o200k_base` | x 1.25 |
+//!
+//! The factors are deliberately on the high side (over-counting only
+//! compacts a little early); [`Calibration`] replaces the guess with the
+//! running ratio of reported to estimated input tokens once a provider
+//! has answered.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use tiktoken_rs::CoreBPE;
 
-fn encoding() -> Option<&'static CoreBPE> {
-    static ENCODING: OnceLock<Option<CoreBPE>> = OnceLock::new();
-    ENCODING
-        .get_or_init(|| tiktoken_rs::o200k_base().ok())
-        .as_ref()
+/// A tiktoken encoding we ship.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    O200kBase,
+    Cl100kBase,
 }
 
-/// Set on the first count, so tests can check that nothing loads the
+impl Encoding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+        }
+    }
+
+    fn bpe(self) -> Option<&'static CoreBPE> {
+        static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+        static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+        let _ = LOADED.set(());
+        match self {
+            Encoding::O200kBase => O200K.get_or_init(|| tiktoken_rs::o200k_base().ok()),
+            Encoding::Cl100kBase => CL100K.get_or_init(|| tiktoken_rs::cl100k_base().ok()),
+        }
+        .as_ref()
+    }
+
+    /// The number of tokens of `text` in this encoding (special-token
+    /// text counts as ordinary text). Should the embedded encoding ever
+    /// fail to load, one token per four bytes is returned instead.
+    pub fn count(self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        match self.bpe() {
+            Some(bpe) => bpe.count_ordinary(text),
+            None => text.len().div_ceil(4),
+        }
+    }
+}
+
+/// Which tokenizer family a model name belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// An OpenAI model whose encoding we ship: counts are exact.
+    OpenAi,
+    Anthropic,
+    Llama,
+    Qwen,
+    Unknown,
+}
+
+impl Family {
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::OpenAi => "openai",
+            Family::Anthropic => "anthropic",
+            Family::Llama => "llama",
+            Family::Qwen => "qwen",
+            Family::Unknown => "unknown",
+        }
+    }
+}
+
+/// How tokens are counted for one model: an encoding and, for models
+/// whose tokenizer we do not ship, a factor applied to its counts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TokenModel {
+    pub encoding: Encoding,
+    pub family: Family,
+    /// 1.0 for exact counts; otherwise the documented per-family guess.
+    pub factor: f64,
+}
+
+impl TokenModel {
+    /// The counting rule for `model`, which may carry a provider prefix
+    /// (`openai:gpt-4o`, `anthropic:claude-sonnet-4`) or a path
+    /// (`meta-llama/Llama-3.1-8B`). Matching is case-insensitive.
+    pub fn for_model(model: &str) -> TokenModel {
+        let lower = model.to_ascii_lowercase();
+        let name = lower.rsplit([':', '/']).next().unwrap_or(&lower);
+        let approx = |family, factor| TokenModel {
+            encoding: Encoding::O200kBase,
+            family,
+            factor,
+        };
+        let exact = |encoding| TokenModel {
+            encoding,
+            family: Family::OpenAi,
+            factor: 1.0,
+        };
+        let o_series = ["o1", "o3", "o4"]
+            .iter()
+            .any(|p| name == *p || name.starts_with(&format!("{p}-")));
+        if name.starts_with("gpt-4o")
+            || name.starts_with("chatgpt-4o")
+            || name.starts_with("gpt-4.1")
+            || name.starts_with("gpt-4.5")
+            || name.starts_with("gpt-5")
+            || name.starts_with("gpt-oss")
+            || o_series
+        {
+            exact(Encoding::O200kBase)
+        } else if name.starts_with("gpt-4")
+            || name.starts_with("gpt-3.5")
+            || name.starts_with("gpt-35")
+            || name.starts_with("text-embedding-")
+        {
+            exact(Encoding::Cl100kBase)
+        } else if lower.contains("claude") || lower.starts_with("anthropic") {
+            approx(Family::Anthropic, 1.20)
+        } else if lower.contains("llama") {
+            approx(Family::Llama, 1.10)
+        } else if lower.contains("qwen") {
+            approx(Family::Qwen, 1.05)
+        } else {
+            approx(Family::Unknown, 1.25)
+        }
+    }
+
+    /// True when counts are exact rather than approximated.
+    pub fn is_exact(&self) -> bool {
+        self.family == Family::OpenAi
+    }
+
+    /// Raw encoding tokens scaled by this model's factor (rounded up).
+    pub fn scale(&self, raw: usize) -> usize {
+        if self.factor == 1.0 {
+            raw
+        } else {
+            (raw as f64 * self.factor).ceil() as usize
+        }
+    }
+
+    /// Tokens of `text` for this model.
+    pub fn count(&self, text: &str) -> usize {
+        self.scale(self.encoding.count(text))
+    }
+}
+
+/// Running ratios of provider-reported to estimated input tokens, per
+/// model. For approximated models the ratio corrects later estimates;
+/// for exact ones it is only shown.
+#[derive(Debug, Clone, Default)]
+pub struct Calibration {
+    totals: HashMap<String, (u64, u64)>,
+}
+
+/// Ratios further from 1.0 than this are taken as bad reports and ignored.
+const RATIO_RANGE: std::ops::RangeInclusive<f64> = 0.25..=4.0;
+
+impl Calibration {
+    /// Record that a prompt estimated at `estimated` tokens was reported
+    /// as `reported` input tokens by the provider.
+    pub fn observe(&mut self, model: &str, estimated: usize, reported: u64) {
+        if estimated == 0 || reported == 0 {
+            return;
+        }
+        if !RATIO_RANGE.contains(&(reported as f64 / estimated as f64)) {
+            return;
+        }
+        let entry = self.totals.entry(model.to_string()).or_default();
+        entry.0 += estimated as u64;
+        entry.1 += reported;
+    }
+
+    /// Reported / estimated over every observation for `model`.
+    pub fn ratio(&self, model: &str) -> Option<f64> {
+        let (estimated, reported) = *self.totals.get(model)?;
+        (estimated > 0).then(|| reported as f64 / estimated as f64)
+    }
+
+    /// Every model observed, with its ratio and number of tokens seen,
+    /// sorted by name.
+    pub fn ratios(&self) -> Vec<(String, f64, u64)> {
+        let mut out: Vec<_> = self
+            .totals
+            .iter()
+            .filter(|(_, (e, _))| *e > 0)
+            .map(|(m, (e, r))| (m.clone(), *r as f64 / *e as f64, *r))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
+/// Set on the first count, so tests can check that nothing loads an
 /// encoding before then.
 static LOADED: OnceLock<()> = OnceLock::new();
 
-/// True once a count has loaded the encoding in this process.
+/// True once a count has loaded an encoding in this process.
 pub fn is_loaded() -> bool {
     LOADED.get().is_some()
 }
 
-/// The number of `o200k_base` tokens in `text` (special-token text such as
-/// `<|endoftext|>` counts as ordinary text). Should the embedded encoding
-/// ever fail to load, a rough estimate of one token per four bytes is
-/// returned instead.
+/// The number of `o200k_base` tokens in `text`, the encoding of the
+/// current OpenAI models and our default.
 ///
 /// ```
 /// assert_eq!(ptc_lisp::tokens::count_tokens("hello world"), 2);
 /// ```
 pub fn count_tokens(text: &str) -> usize {
-    let _ = LOADED.set(());
-    match encoding() {
-        Some(bpe) => bpe.encode_ordinary(text).len(),
-        None => text.len().div_ceil(4),
-    }
+    Encoding::O200kBase.count(text)
 }
 
 #[cfg(test)]
@@ -51,5 +240,57 @@ mod tests {
         let n = count_tokens("(def users (tool/fetch-users \"admin\"))");
         assert!((5..20).contains(&n), "{n}");
         assert!(is_loaded());
+    }
+
+    #[test]
+    fn models_map_to_encodings() {
+        let enc = |m: &str| TokenModel::for_model(m).encoding;
+        for m in [
+            "gpt-4o",
+            "gpt-4o-mini-2024-07-18",
+            "openai:gpt-4.1",
+            "gpt-5",
+            "o1",
+            "o3-mini",
+            "o4-mini",
+        ] {
+            assert_eq!(enc(m), Encoding::O200kBase, "{m}");
+            assert!(TokenModel::for_model(m).is_exact(), "{m}");
+        }
+        for m in [
+            "gpt-4",
+            "gpt-4-turbo",
+            "gpt-3.5-turbo",
+            "text-embedding-3-small",
+        ] {
+            assert_eq!(enc(m), Encoding::Cl100kBase, "{m}");
+        }
+        let fam = |m: &str| TokenModel::for_model(m).family;
+        assert_eq!(fam("anthropic:claude-sonnet-4-5"), Family::Anthropic);
+        assert_eq!(fam("meta-llama/Llama-3.1-8B"), Family::Llama);
+        assert_eq!(fam("qwen2.5-coder"), Family::Qwen);
+        assert_eq!(fam("mistral-large"), Family::Unknown);
+        assert_eq!(fam("o10-preview"), Family::Unknown);
+    }
+
+    #[test]
+    fn approximations_scale_the_o200k_count() {
+        let text = "fn main() { println!(\"hello\"); }";
+        let raw = Encoding::O200kBase.count(text);
+        let claude = TokenModel::for_model("claude-3-5-haiku");
+        assert_eq!(claude.count(text), (raw as f64 * 1.2).ceil() as usize);
+        assert!(Encoding::Cl100kBase.count(text) > 0);
+    }
+
+    #[test]
+    fn calibration_keeps_a_running_ratio() {
+        let mut c = Calibration::default();
+        assert_eq!(c.ratio("m"), None);
+        c.observe("m", 100, 110);
+        c.observe("m", 100, 130);
+        assert!((c.ratio("m").unwrap() - 1.2).abs() < 1e-9);
+        c.observe("m", 100, 10_000); // implausible: ignored
+        assert!((c.ratio("m").unwrap() - 1.2).abs() < 1e-9);
+        assert_eq!(c.ratios().len(), 1);
     }
 }

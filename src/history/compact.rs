@@ -1,0 +1,664 @@
+//! Token-budget compaction (seed 004): the pre-flight check, the trigger,
+//! the keep policies reduced step by step, the rolling summary with its
+//! fallbacks, and the typed error when protected content alone is too
+//! big. Every decision is also an [`Event`]. No I/O.
+
+use std::fmt;
+
+use super::count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE};
+use super::event::{Event, KeptCounts, Layers, PolicySnapshot};
+use super::message::Message;
+use super::policy::{Policy, PolicyError, Strategy};
+use super::summary::{
+    summary_body, summary_message, summary_version, Summarizer, SummaryError, SummaryRequest,
+};
+use super::units::{units, StructureError, Unit};
+
+/// Why a compaction could not produce a history within budget.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompactError {
+    /// What may not be removed is bigger than the budget.
+    #[error(
+        "insufficient budget: protected content takes {protected_tokens} tokens \
+         ({pinned_tokens} in pinned messages, {floor_tokens} in the last turn, tool exchange \
+         and pending calls that are always kept) but the budget is {budget} \
+         (max_context_tokens {max_context_tokens} - hard_cap_buffer {hard_cap_buffer}); \
+         unprotect or shorten pinned messages, or raise max_context_tokens"
+    )]
+    InsufficientBudget {
+        protected_tokens: usize,
+        pinned_tokens: usize,
+        floor_tokens: usize,
+        budget: usize,
+        max_context_tokens: usize,
+        hard_cap_buffer: usize,
+    },
+    /// The history breaks the tool call/result pairing.
+    #[error("malformed history: {0}")]
+    Malformed(#[from] StructureError),
+    /// The policy is out of range.
+    #[error("invalid policy: {0}")]
+    Policy(#[from] PolicyError),
+}
+
+impl CompactError {
+    /// The `error_type` of the `compact.error` event.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CompactError::InsufficientBudget { .. } => "InsufficientBudget",
+            CompactError::Malformed(_) => "MalformedHistory",
+            CompactError::Policy(_) => "InvalidPolicy",
+        }
+    }
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// The pre-flight check found the prompt at or over the trigger.
+    Threshold,
+    /// A caller asked, whatever the size; the note goes into the events
+    /// and the summary.
+    Manual { note: String },
+}
+
+/// What a compaction did, for reports and progress lines.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Report {
+    pub before: Breakdown,
+    pub after: Breakdown,
+    /// Messages removed (the previous summary included).
+    pub pruned: usize,
+    pub kept: KeptCounts,
+    pub layers: Layers,
+    /// The new summary's version and tokens, if one was written.
+    pub summary: Option<(u32, usize)>,
+    /// Each fallback taken, in order (`retry with max_tokens 512`, ...).
+    pub fallbacks: Vec<String>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} -> {} tokens; kept {} pinned, {} recent (last {} turns, {} tool pairs); pruned {}",
+            self.before.total(),
+            self.after.total(),
+            self.layers.pinned,
+            self.layers.recent,
+            self.kept.recent_turns,
+            self.kept.tool_pairs,
+            self.pruned,
+        )?;
+        if let Some((version, tokens)) = self.summary {
+            write!(f, "; summary v{version} ({tokens} tokens)")?;
+        }
+        for fallback in &self.fallbacks {
+            write!(f, "; {fallback}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The result of a pre-flight check or a compaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The history to send: the input unchanged, or compacted.
+    pub messages: Vec<Message>,
+    /// Tokens of `messages`, by section.
+    pub tokens: Breakdown,
+    /// Present when the history was compacted.
+    pub report: Option<Report>,
+}
+
+/// Extra context a compaction passes on to its summarizer.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context<'a> {
+    /// Facts the host knows besides the messages (see
+    /// [`SummaryRequest::state`]).
+    pub state: Option<&'a str>,
+}
+
+/// Keeps a history within a token budget. One per conversation: it
+/// holds the token cache and the events not yet taken.
+///
+/// ```
+/// use ptc_lisp::history::{Compactor, Digest, Message, Policy};
+///
+/// let policy = Policy { max_context_tokens: 2_000, hard_cap_buffer: 200, max_summary_tokens: 200, ..Policy::default() };
+/// let mut compactor = Compactor::new("gpt-4o", policy).unwrap();
+/// let mut history = vec![Message::system("You are a coding agent.")];
+/// for i in 0..40 {
+///     history.push(Message::user(format!("step {i}: please look at src/file_{i}.rs")));
+///     history.push(Message::assistant("Done. ".repeat(20)));
+/// }
+/// let out = compactor.preflight(&history, &Digest).unwrap();
+/// assert!(out.report.is_some() && out.tokens.total() <= 1_800);
+/// assert_eq!(out.messages[0], history[0]);
+/// ```
+pub struct Compactor {
+    policy: Policy,
+    counter: TokenCounter,
+    events: Vec<Event>,
+    sink: Option<Box<dyn FnMut(&Event) + Send>>,
+}
+
+impl fmt::Debug for Compactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compactor")
+            .field("policy", &self.policy)
+            .field("model", &self.counter.model_name())
+            .field("events", &self.events.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compactor {
+    /// A compactor for `model` under `policy` (checked).
+    pub fn new(model: &str, policy: Policy) -> Result<Compactor, CompactError> {
+        policy.validate("policy")?;
+        Ok(Compactor {
+            policy,
+            counter: TokenCounter::new(model),
+            events: Vec::new(),
+            sink: None,
+        })
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    pub fn counter_mut(&mut self) -> &mut TokenCounter {
+        &mut self.counter
+    }
+
+    /// Also hand every event to `sink` as it happens.
+    pub fn with_sink(mut self, sink: impl FnMut(&Event) + Send + 'static) -> Self {
+        self.sink = Some(Box::new(sink));
+        self
+    }
+
+    /// The events since the last call, in order.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn emit(&mut self, event: Event) {
+        if let Some(sink) = &mut self.sink {
+            sink(&event);
+        }
+        self.events.push(event);
+    }
+
+    fn snapshot(&self) -> PolicySnapshot {
+        PolicySnapshot {
+            trigger_pct: self.policy.trigger_pct,
+            hard_cap_buffer: self.policy.hard_cap_buffer,
+            strategy: self.policy.strategy,
+        }
+    }
+
+    /// Tokens of a request made of `messages`, by section (also a
+    /// `compact.token_estimate` event).
+    pub fn estimate(&mut self, messages: &[Message]) -> Breakdown {
+        let breakdown = self.counter.count(messages);
+        let t_est = breakdown.total();
+        let max = self.policy.max_context_tokens;
+        self.emit(Event::TokenEstimate {
+            model: self.counter.model_name().to_string(),
+            t_est,
+            max_tokens: max,
+            usage_pct: t_est as f64 / max as f64,
+            breakdown,
+        });
+        breakdown
+    }
+
+    /// The check before a model call: the history unchanged when under
+    /// the trigger, compacted otherwise.
+    pub fn preflight(
+        &mut self,
+        messages: &[Message],
+        summarizer: &dyn Summarizer,
+    ) -> Result<Outcome, CompactError> {
+        self.preflight_with(messages, summarizer, Context::default())
+    }
+
+    /// [`Compactor::preflight`] with extra context for the summarizer.
+    pub fn preflight_with(
+        &mut self,
+        messages: &[Message],
+        summarizer: &dyn Summarizer,
+        context: Context<'_>,
+    ) -> Result<Outcome, CompactError> {
+        let before = self.estimate(messages);
+        let trigger = self.policy.trigger_tokens();
+        if before.total() < trigger {
+            self.emit(Event::TriggerDecision {
+                triggered: false,
+                reason: format!(
+                    "{} tokens are below the trigger of {trigger} ({}% of {})",
+                    before.total(),
+                    self.policy.trigger_pct * 100.0,
+                    self.policy.max_context_tokens
+                ),
+                policy: self.snapshot(),
+                note: None,
+                kept: None,
+                pruned_count: None,
+            });
+            return Ok(Outcome {
+                messages: messages.to_vec(),
+                tokens: before,
+                report: None,
+            });
+        }
+        let reason = format!(
+            "{} tokens reach the trigger of {trigger} ({}% of {})",
+            before.total(),
+            self.policy.trigger_pct * 100.0,
+            self.policy.max_context_tokens
+        );
+        self.run(
+            messages,
+            before,
+            Trigger::Threshold,
+            reason,
+            summarizer,
+            context,
+        )
+    }
+
+    /// Compact now, whatever the size (seed 004's `manual_compact`).
+    pub fn manual_compact(
+        &mut self,
+        messages: &[Message],
+        note: &str,
+        summarizer: &dyn Summarizer,
+        context: Context<'_>,
+    ) -> Result<Outcome, CompactError> {
+        let before = self.estimate(messages);
+        let reason = format!("manual: {note}");
+        let trigger = Trigger::Manual {
+            note: note.to_string(),
+        };
+        self.run(messages, before, trigger, reason, summarizer, context)
+    }
+
+    fn fail(&mut self, error: CompactError) -> CompactError {
+        self.emit(Event::error(error.kind(), error.to_string(), "none"));
+        error
+    }
+
+    fn run(
+        &mut self,
+        messages: &[Message],
+        before: Breakdown,
+        trigger: Trigger,
+        reason: String,
+        summarizer: &dyn Summarizer,
+        context: Context<'_>,
+    ) -> Result<Outcome, CompactError> {
+        let note = match &trigger {
+            Trigger::Manual { note } => Some(note.clone()),
+            Trigger::Threshold => None,
+        };
+        let units = units(messages).map_err(|e| self.fail(e.into()))?;
+        let tokens = self.counter.per_message(messages);
+        let plan = self.plan(messages, &units, &tokens)?;
+        let pruned_units: Vec<&Unit> = units
+            .iter()
+            .zip(&plan.keep)
+            .filter(|(_, keep)| !**keep)
+            .map(|(u, _)| u)
+            .collect();
+        let only_old_summary = pruned_units
+            .iter()
+            .all(|u| summary_version(&messages[u.start]).is_some());
+        if only_old_summary {
+            self.emit(Event::TriggerDecision {
+                triggered: true,
+                reason: format!(
+                    "{reason}; nothing is eligible for pruning under the keep policies"
+                ),
+                policy: self.snapshot(),
+                note,
+                kept: Some(plan.kept),
+                pruned_count: Some(0),
+            });
+            return Ok(Outcome {
+                messages: messages.to_vec(),
+                tokens: before,
+                report: None,
+            });
+        }
+        let pruned_count: usize = pruned_units.iter().map(|u| u.len()).sum();
+        self.emit(Event::TriggerDecision {
+            triggered: true,
+            reason,
+            policy: self.snapshot(),
+            note: note.clone(),
+            kept: Some(plan.kept),
+            pruned_count: Some(pruned_count),
+        });
+
+        // The remainder: what the summary replaces.
+        let mut previous = None;
+        let mut previous_version = 0;
+        let mut remainder = Vec::new();
+        for u in &pruned_units {
+            for m in &messages[u.start..u.end] {
+                match summary_version(m) {
+                    Some(v) => {
+                        previous = Some(m);
+                        previous_version = previous_version.max(v);
+                    }
+                    None => remainder.push(m.clone()),
+                }
+            }
+        }
+        let mut fallbacks = Vec::new();
+        let request = SummaryRequest {
+            strategy: self.policy.strategy,
+            max_tokens: self.policy.max_summary_tokens,
+            messages: &remainder,
+            previous: previous.map(summary_body),
+            state: context.state,
+            note: note.as_deref(),
+            model: self.counter.token_model(),
+        };
+        let summary = if !meaningful(&remainder) && previous.is_none() && context.state.is_none() {
+            self.emit(Event::SummarySkipped {
+                reason: "the pruned messages have no text to summarize".into(),
+            });
+            None
+        } else {
+            self.summarize(summarizer, request, &mut fallbacks)
+        };
+        // Where the summary goes: where the pruned part started.
+        let insert_at = pruned_units[0].start;
+        let mut out = Vec::with_capacity(messages.len() - pruned_count + 1);
+        let mut summary_info = None;
+        let mut summary_slot = summary.map(|text| {
+            let version = previous_version + 1;
+            let tokens = self.counter.token_model().count(&text);
+            summary_info = Some((version, tokens));
+            summary_message(version, &text)
+        });
+        if summary_slot.is_none() {
+            // Pruning only: the previous summary's facts are not lost.
+            if let Some(old) = previous {
+                summary_slot = Some(old.clone());
+                fallbacks.push("previous summary kept".into());
+            }
+        }
+        for (u, keep) in units.iter().zip(&plan.keep) {
+            if u.start == insert_at {
+                out.extend(summary_slot.take());
+            }
+            if *keep {
+                out.extend_from_slice(&messages[u.start..u.end]);
+            }
+        }
+        let after = self.counter.count(&out);
+        if let Some((version, summary_tokens)) = summary_info {
+            let input_tokens: usize = remainder.iter().map(|m| self.counter.message(m)).sum();
+            let text = out
+                .iter()
+                .find(|m| summary_version(m) == Some(version))
+                .map(|m| summary_body(m).to_string())
+                .unwrap_or_default();
+            self.emit(Event::SummaryCreated {
+                strategy: self.policy.strategy,
+                summarizer: summarizer.name(),
+                input_messages: remainder.len() + usize::from(previous.is_some()),
+                input_tokens,
+                summary_tokens,
+                compression_ratio: if input_tokens == 0 {
+                    0.0
+                } else {
+                    summary_tokens as f64 / input_tokens as f64
+                },
+                version,
+                summary: text,
+            });
+        }
+        let pinned = plan.pinned_messages;
+        let has_summary = out.iter().any(|m| summary_version(m).is_some());
+        let layers = Layers {
+            pinned,
+            summary: usize::from(has_summary),
+            recent: out.len() - pinned - usize::from(has_summary),
+        };
+        self.emit(Event::PrunedMessages {
+            pruned: pruned_count,
+            layers,
+            tokens_before: before.total(),
+            tokens_after: after.total(),
+            keep_recent_turns: plan.kept.recent_turns,
+            keep_tool_io_pairs: plan.kept.tool_pairs,
+        });
+        Ok(Outcome {
+            messages: out,
+            tokens: after,
+            report: Some(Report {
+                before,
+                after,
+                pruned: pruned_count,
+                kept: plan.kept,
+                layers,
+                summary: summary_info,
+                fallbacks,
+            }),
+        })
+    }
+
+    /// Ask the summarizer, with seed 004's fallbacks: a summary over its
+    /// cap is retried with half the tokens (twice); a refusal is retried
+    /// with the brief strategy; any other failure prunes only.
+    fn summarize(
+        &mut self,
+        summarizer: &dyn Summarizer,
+        mut request: SummaryRequest<'_>,
+        fallbacks: &mut Vec<String>,
+    ) -> Option<String> {
+        let cap = self.policy.max_summary_tokens;
+        let mut retries = 0;
+        loop {
+            match summarizer.summarize(&request) {
+                Ok(text) => {
+                    let tokens = request.model.count(&text);
+                    if tokens <= cap && !text.trim().is_empty() {
+                        return Some(text);
+                    }
+                    if retries < 2 && tokens > cap {
+                        retries += 1;
+                        request.max_tokens = (request.max_tokens / 2).max(1);
+                        let fallback = format!("retry with max_tokens {}", request.max_tokens);
+                        self.emit(Event::error(
+                            "SummaryTooLong",
+                            format!("the summary has {tokens} tokens, over the cap of {cap}"),
+                            &fallback,
+                        ));
+                        fallbacks.push(fallback);
+                        continue;
+                    }
+                    let why = if tokens > cap {
+                        format!("the summary is still {tokens} tokens, over the cap of {cap}, after 2 retries")
+                    } else {
+                        "the summary is empty".to_string()
+                    };
+                    self.emit(Event::error("SummaryTooLong", why, "pruning-only"));
+                    fallbacks.push("pruning-only".into());
+                    return None;
+                }
+                Err(SummaryError::Refused(why)) if request.strategy != Strategy::Brief => {
+                    self.emit(Event::error("SummaryRefused", why, "brief"));
+                    fallbacks.push("brief strategy".into());
+                    request.strategy = Strategy::Brief;
+                }
+                Err(error) => {
+                    let kind = match error {
+                        SummaryError::Refused(_) => "SummaryRefused",
+                        SummaryError::Failed(_) => "SummaryFailed",
+                    };
+                    self.emit(Event::error(kind, error.to_string(), "pruning-only"));
+                    fallbacks.push("pruning-only".into());
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Choose what to keep: shrink `keep_recent_turns`, then
+    /// `keep_tool_io_pairs`, one step at a time, until the kept part plus
+    /// room for the summary fits the budget.
+    fn plan(
+        &mut self,
+        messages: &[Message],
+        units: &[Unit],
+        tokens: &[usize],
+    ) -> Result<Plan, CompactError> {
+        let budget = self.policy.budget();
+        let tools = self.counter.count(&[]).tools_schema;
+        let unit_tokens: Vec<usize> = units
+            .iter()
+            .map(|u| tokens[u.start..u.end].iter().sum())
+            .collect();
+        let pinned: Vec<bool> = units
+            .iter()
+            .map(|u| {
+                messages[u.start..u.end]
+                    .iter()
+                    .any(|m| m.is_protected() || self.policy.never_prunes(m.role))
+            })
+            .collect();
+        let is_summary: Vec<bool> = units
+            .iter()
+            .map(|u| summary_version(&messages[u.start]).is_some())
+            .collect();
+        let summary_reserve = self.policy.max_summary_tokens + TOKENS_PER_MESSAGE + 8;
+        let last_turn = units.last().map_or(0, |u| u.turn);
+        let (mut turns, mut pairs) = (
+            self.policy.keep_recent_turns,
+            self.policy.keep_tool_io_pairs,
+        );
+        loop {
+            let keep = select(units, &pinned, &is_summary, last_turn, turns, pairs);
+            let kept_tokens: usize = unit_tokens
+                .iter()
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(t, _)| t)
+                .sum();
+            let prunes = keep.iter().any(|k| !k);
+            let base = REPLY_PRIMING + tools + kept_tokens;
+            let total = base + if prunes { summary_reserve } else { 0 };
+            if total <= budget {
+                return Ok(self.plan_of(units, &pinned, keep, turns, pairs));
+            }
+            if turns > 1 {
+                turns -= 1;
+            } else if pairs > 1 {
+                pairs -= 1;
+            } else {
+                let pinned_tokens: usize = unit_tokens
+                    .iter()
+                    .zip(&pinned)
+                    .filter(|(_, p)| **p)
+                    .map(|(t, _)| t)
+                    .sum();
+                let floor_tokens = kept_tokens - pinned_tokens;
+                return Err(self.fail(CompactError::InsufficientBudget {
+                    protected_tokens: kept_tokens + tools + REPLY_PRIMING,
+                    pinned_tokens,
+                    floor_tokens,
+                    budget,
+                    max_context_tokens: self.policy.max_context_tokens,
+                    hard_cap_buffer: self.policy.hard_cap_buffer,
+                }));
+            }
+            self.emit(Event::PolicyReduced {
+                keep_recent_turns: turns,
+                keep_tool_io_pairs: pairs,
+                tokens: total,
+                budget,
+            });
+        }
+    }
+
+    fn plan_of(
+        &self,
+        units: &[Unit],
+        pinned: &[bool],
+        keep: Vec<bool>,
+        turns: usize,
+        pairs: usize,
+    ) -> Plan {
+        let pinned_messages = units
+            .iter()
+            .zip(pinned)
+            .filter(|(_, p)| **p)
+            .map(|(u, _)| u.len())
+            .sum();
+        Plan {
+            keep,
+            pinned_messages,
+            kept: KeptCounts {
+                pinned: pinned_messages,
+                recent_turns: turns,
+                tool_pairs: pairs,
+            },
+        }
+    }
+}
+
+struct Plan {
+    /// Per unit: kept verbatim.
+    keep: Vec<bool>,
+    pinned_messages: usize,
+    kept: KeptCounts,
+}
+
+/// Which units the keep policies keep: pinned ones, pending calls, the
+/// non-tool units of the last `turns` user turns and the last `pairs`
+/// tool exchanges. A previous summary is never kept by these rules (it
+/// is folded into the next one).
+fn select(
+    units: &[Unit],
+    pinned: &[bool],
+    is_summary: &[bool],
+    last_turn: usize,
+    turns: usize,
+    pairs: usize,
+) -> Vec<bool> {
+    let first_recent_turn = (last_turn + 1).saturating_sub(turns);
+    let mut pairs_left = pairs;
+    let mut keep = vec![false; units.len()];
+    for (i, u) in units.iter().enumerate().rev() {
+        keep[i] = if pinned[i] || u.pending {
+            true
+        } else if is_summary[i] {
+            false
+        } else if u.tool_exchange {
+            let k = pairs_left > 0;
+            pairs_left = pairs_left.saturating_sub(1);
+            k
+        } else {
+            u.turn >= first_recent_turn && u.turn > 0
+        };
+    }
+    keep
+}
+
+/// True when some message has text or tool calls worth summarizing.
+fn meaningful(messages: &[Message]) -> bool {
+    messages
+        .iter()
+        .any(|m| !m.text().trim().is_empty() || m.calls_tools())
+}

@@ -1,0 +1,157 @@
+//! A history cut into units that are kept or removed whole: a single
+//! message, or an assistant message that calls tools together with all
+//! of its results. Pair safety follows from removing only whole units.
+//! No I/O.
+
+use std::collections::HashSet;
+
+use super::message::{Message, Role};
+
+/// A run of messages kept or removed together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unit {
+    /// First message (index into the history).
+    pub start: usize,
+    /// One past the last message.
+    pub end: usize,
+    /// An assistant message with tool calls, and their results.
+    pub tool_exchange: bool,
+    /// A tool call whose result has not arrived yet.
+    pub pending: bool,
+    /// The user turn this unit belongs to: 0 before the first user
+    /// message, then one more at each user message.
+    pub turn: usize,
+}
+
+impl Unit {
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.start == self.end
+    }
+}
+
+/// A history that breaks the Chat format's pairing rules.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StructureError {
+    /// A tool result with no call right before it.
+    #[error("message {index}: a tool result without its call (tool_call_id {id:?} matches no call of the assistant message before it)")]
+    OrphanToolResult { index: usize, id: String },
+    /// A tool message without `tool_call_id`.
+    #[error("message {index}: a tool result without `tool_call_id`")]
+    MissingToolCallId { index: usize },
+}
+
+impl StructureError {
+    /// The 0-based index of the offending message.
+    pub fn index(&self) -> usize {
+        match self {
+            StructureError::OrphanToolResult { index, .. }
+            | StructureError::MissingToolCallId { index } => *index,
+        }
+    }
+}
+
+/// Cut `messages` into units. Every tool result must directly follow
+/// the assistant message that made its call (other results of the same
+/// message may come between).
+pub fn units(messages: &[Message]) -> Result<Vec<Unit>, StructureError> {
+    let mut out = Vec::with_capacity(messages.len());
+    let mut turn = 0;
+    let mut i = 0;
+    while i < messages.len() {
+        let m = &messages[i];
+        if m.role == Role::User {
+            turn += 1;
+        }
+        if m.role == Role::Tool {
+            return Err(match &m.tool_call_id {
+                Some(id) => StructureError::OrphanToolResult {
+                    index: i,
+                    id: id.clone(),
+                },
+                None => StructureError::MissingToolCallId { index: i },
+            });
+        }
+        if !m.calls_tools() {
+            out.push(Unit {
+                start: i,
+                end: i + 1,
+                tool_exchange: false,
+                pending: false,
+                turn,
+            });
+            i += 1;
+            continue;
+        }
+        let mut waiting: HashSet<&str> = m.tool_call_ids().collect();
+        let mut j = i + 1;
+        while j < messages.len() && messages[j].role == Role::Tool {
+            match messages[j].tool_call_id.as_deref() {
+                Some(id) if waiting.remove(id) => j += 1,
+                Some(id) => {
+                    return Err(StructureError::OrphanToolResult {
+                        index: j,
+                        id: id.to_string(),
+                    })
+                }
+                None => return Err(StructureError::MissingToolCallId { index: j }),
+            }
+        }
+        out.push(Unit {
+            start: i,
+            end: j,
+            tool_exchange: true,
+            pending: !waiting.is_empty(),
+            turn,
+        });
+        i = j;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_and_results_form_one_unit() {
+        let h = [
+            Message::system("s"),
+            Message::user("u"),
+            Message::tool_call([("a", "read", "{}"), ("b", "read", "{}")]),
+            Message::tool_result("a", "1"),
+            Message::tool_result("b", "2"),
+            Message::assistant("done"),
+            Message::tool_call([("c", "write", "{}")]),
+        ];
+        let u = units(&h).unwrap();
+        assert_eq!(u.len(), 5);
+        assert_eq!(
+            (u[2].start, u[2].end, u[2].tool_exchange, u[2].pending),
+            (2, 5, true, false)
+        );
+        assert!(u[4].pending);
+        assert_eq!(u[0].turn, 0);
+        assert_eq!(u[3].turn, 1);
+    }
+
+    #[test]
+    fn orphans_are_errors() {
+        let h = [Message::user("u"), Message::tool_result("x", "1")];
+        assert_eq!(
+            units(&h).unwrap_err(),
+            StructureError::OrphanToolResult {
+                index: 1,
+                id: "x".into()
+            }
+        );
+        let h = [
+            Message::tool_call([("a", "f", "{}")]),
+            Message::tool_result("b", "1"),
+        ];
+        assert_eq!(units(&h).unwrap_err().index(), 1);
+    }
+}
