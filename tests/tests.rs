@@ -12,6 +12,8 @@ mod compression;
 mod conformance;
 mod corpus;
 mod differential;
+mod history;
+mod history_props;
 mod limits;
 mod properties;
 mod providers;

@@ -119,6 +119,9 @@ pub struct Context<'a> {
     pub state: Option<&'a str>,
 }
 
+/// A function every event is handed to as it happens.
+pub type EventSink = Box<dyn FnMut(&Event) + Send>;
+
 /// Keeps a history within a token budget. One per conversation: it
 /// holds the token cache and the events not yet taken.
 ///
@@ -140,7 +143,7 @@ pub struct Compactor {
     policy: Policy,
     counter: TokenCounter,
     events: Vec<Event>,
-    sink: Option<Box<dyn FnMut(&Event) + Send>>,
+    sink: Option<EventSink>,
 }
 
 impl fmt::Debug for Compactor {
@@ -372,7 +375,16 @@ impl Compactor {
             note: note.as_deref(),
             model: self.counter.token_model(),
         };
-        let summary = if !meaningful(&remainder) && previous.is_none() && context.state.is_none() {
+        let summary = if !plan.room_for_summary {
+            self.emit(Event::error(
+                "NoRoomForSummary",
+                "at keep_recent_turns 1 and keep_tool_io_pairs 1 only the kept messages fit the budget",
+                "pruning-only",
+            ));
+            fallbacks.push("pruning-only (no room for a summary)".into());
+            previous = None;
+            None
+        } else if !meaningful(&remainder) && previous.is_none() && context.state.is_none() {
             self.emit(Event::SummarySkipped {
                 reason: "the pruned messages have no text to summarize".into(),
             });
@@ -560,7 +572,11 @@ impl Compactor {
             let base = REPLY_PRIMING + tools + kept_tokens;
             let total = base + if prunes { summary_reserve } else { 0 };
             if total <= budget {
-                return Ok(self.plan_of(units, &pinned, keep, turns, pairs));
+                return Ok(self.plan_of(units, &pinned, keep, turns, pairs, true));
+            }
+            if turns <= 1 && pairs <= 1 && base <= budget {
+                // At the floor, the kept part fits but not with a summary.
+                return Ok(self.plan_of(units, &pinned, keep, turns, pairs, false));
             }
             if turns > 1 {
                 turns -= 1;
@@ -599,6 +615,7 @@ impl Compactor {
         keep: Vec<bool>,
         turns: usize,
         pairs: usize,
+        room_for_summary: bool,
     ) -> Plan {
         let pinned_messages = units
             .iter()
@@ -608,6 +625,7 @@ impl Compactor {
             .sum();
         Plan {
             keep,
+            room_for_summary,
             pinned_messages,
             kept: KeptCounts {
                 pinned: pinned_messages,
@@ -621,6 +639,8 @@ impl Compactor {
 struct Plan {
     /// Per unit: kept verbatim.
     keep: Vec<bool>,
+    /// False when only pruning fits the budget.
+    room_for_summary: bool,
     pinned_messages: usize,
     kept: KeptCounts,
 }

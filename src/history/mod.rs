@@ -41,7 +41,7 @@ mod summary;
 mod units;
 mod window;
 
-pub use compact::{CompactError, Compactor, Context, Outcome, Report, Trigger};
+pub use compact::{CompactError, Compactor, Context, EventSink, Outcome, Report, Trigger};
 pub use count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME};
 pub use digest::Digest;
 pub use event::Event;

@@ -1,0 +1,228 @@
+//! Property tests of the history layer on random histories (1,000 per
+//! property): protected messages are never pruned or altered, the output
+//! is within budget or the error is typed, no tool call loses its result
+//! or result its call, kept messages keep their order, and a history
+//! compacted below the trigger is left alone by the next pre-flight.
+
+use proptest::prelude::*;
+use ptc_lisp::history::{
+    summary_version, units, CompactError, Compactor, Context, Digest, Message, Policy, Role,
+    Summarizer, SummaryError, SummaryRequest, Window, WindowPolicy,
+};
+
+const CASES: u32 = 1_000;
+
+#[derive(Debug, Clone)]
+enum Item {
+    User(usize, bool),
+    Assistant(usize),
+    Developer(usize),
+    Tools(Vec<usize>),
+}
+
+fn item() -> impl Strategy<Value = Item> {
+    prop_oneof![
+        4 => (0usize..80, prop::bool::weighted(0.1)).prop_map(|(n, p)| Item::User(n, p)),
+        4 => (0usize..80).prop_map(Item::Assistant),
+        1 => (0usize..20).prop_map(Item::Developer),
+        3 => prop::collection::vec(0usize..60, 1..4).prop_map(Item::Tools),
+    ]
+}
+
+fn words(n: usize, seed: usize) -> String {
+    const W: [&str; 8] = [
+        "alpha",
+        "src/lib.rs",
+        "beta",
+        "error:",
+        "gamma",
+        "fn parse",
+        "delta",
+        "ok",
+    ];
+    (0..n)
+        .map(|i| W[(i + seed) % W.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A history: a system prompt, random items, maybe a pending call last.
+fn history() -> impl Strategy<Value = Vec<Message>> {
+    (
+        prop::collection::vec(item(), 0..40),
+        any::<bool>(),
+        0usize..100,
+    )
+        .prop_map(|(items, pending, sys)| {
+            let mut h = vec![Message::system(words(sys, 1))];
+            let mut id = 0;
+            for (k, it) in items.into_iter().enumerate() {
+                match it {
+                    Item::User(n, protected) => {
+                        let m = Message::user(words(n, k));
+                        h.push(if protected { m.protected() } else { m });
+                    }
+                    Item::Assistant(n) => h.push(Message::assistant(words(n, k))),
+                    Item::Developer(n) => h.push(Message::developer(words(n, k))),
+                    Item::Tools(sizes) => {
+                        let ids: Vec<String> = sizes
+                            .iter()
+                            .map(|_| {
+                                id += 1;
+                                format!("call{id}")
+                            })
+                            .collect();
+                        let calls: Vec<(&str, &str, &str)> = ids
+                            .iter()
+                            .map(|i| (i.as_str(), "read_file", r#"{"path":"src/a.rs"}"#))
+                            .collect();
+                        h.push(Message::tool_call(calls));
+                        for (i, n) in ids.iter().zip(&sizes) {
+                            h.push(Message::tool_result(i.clone(), words(*n, k)));
+                        }
+                    }
+                }
+            }
+            if pending {
+                h.push(Message::tool_call([("pending", "run", "{}")]));
+            }
+            h
+        })
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    (
+        300usize..6_000,
+        0.3f64..1.0,
+        1usize..8,
+        1usize..6,
+        16usize..80,
+    )
+        .prop_map(|(max, pct, turns, pairs, summary)| Policy {
+            max_context_tokens: max,
+            trigger_pct: pct,
+            hard_cap_buffer: max / 10,
+            keep_recent_turns: turns,
+            keep_tool_io_pairs: pairs,
+            max_summary_tokens: summary,
+            ..Policy::default()
+        })
+}
+
+/// Fails every other call, so pruning-only paths are covered too.
+struct Flaky(std::cell::Cell<bool>);
+
+impl Summarizer for Flaky {
+    fn name(&self) -> String {
+        "flaky".into()
+    }
+
+    fn summarize(&self, r: &SummaryRequest<'_>) -> Result<String, SummaryError> {
+        self.0.set(!self.0.get());
+        if self.0.get() {
+            Digest.summarize(r)
+        } else {
+            Err(SummaryError::Failed("down".into()))
+        }
+    }
+}
+
+fn pinned(m: &Message) -> bool {
+    m.is_protected() || matches!(m.role, Role::System | Role::Developer)
+}
+
+/// `sub` (summaries left out) appears in `all` in the same order.
+fn is_subsequence(sub: &[Message], all: &[Message]) -> bool {
+    let mut it = all.iter();
+    sub.iter()
+        .filter(|m| summary_version(m).is_none())
+        .all(|m| it.any(|x| x == m))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+    #[test]
+    fn compaction_invariants_hold(h in history(), p in policy(), flaky in any::<bool>()) {
+        let budget = p.budget();
+        let trigger = p.trigger_tokens();
+        let mut c = Compactor::new("gpt-4o", p).unwrap();
+        let summarizer: Box<dyn Summarizer> = if flaky {
+            Box::new(Flaky(std::cell::Cell::new(false)))
+        } else {
+            Box::new(Digest)
+        };
+        match c.manual_compact(&h, "prop", summarizer.as_ref(), Context::default()) {
+            Err(CompactError::InsufficientBudget { protected_tokens, .. }) => {
+                prop_assert!(protected_tokens > budget, "{protected_tokens} <= {budget}");
+            }
+            Err(other) => prop_assert!(false, "unexpected error {other}"),
+            Ok(out) => {
+                // Within budget.
+                prop_assert!(out.tokens.total() <= budget, "{} > {budget}", out.tokens.total());
+                // Protected and never-pruned messages kept verbatim, in order.
+                let pins_in: Vec<&Message> = h.iter().filter(|m| pinned(m)).collect();
+                let pins_out: Vec<&Message> = out.messages.iter().filter(|m| pinned(m)).collect();
+                prop_assert_eq!(pins_in, pins_out);
+                // No orphan call or result, pending call kept, nothing starts with a result.
+                prop_assert!(units(&out.messages).is_ok());
+                prop_assert!(out.messages.first().is_none_or(|m| m.role != Role::Tool));
+                if h.last().is_some_and(|m| m.tool_call_ids().any(|id| id == "pending")) {
+                    prop_assert_eq!(out.messages.last(), h.last());
+                }
+                for m in out.messages.iter().filter(|m| m.calls_tools()) {
+                    let want: Vec<&str> = m.tool_call_ids().collect();
+                    let pos = out.messages.iter().position(|x| x == m).unwrap();
+                    let got: Vec<&str> = out.messages[pos + 1..]
+                        .iter()
+                        .take_while(|x| x.role == Role::Tool)
+                        .filter_map(|x| x.tool_call_id.as_deref())
+                        .collect();
+                    if want != ["pending"] {
+                        prop_assert_eq!(want, got);
+                    }
+                }
+                // Order of kept messages unchanged; at most one summary.
+                prop_assert!(is_subsequence(&out.messages, &h));
+                prop_assert!(out.messages.iter().filter(|m| summary_version(m).is_some()).count() <= 1);
+                // A second pre-flight under the trigger changes nothing.
+                if out.tokens.total() < trigger {
+                    let again = c.preflight(&out.messages, &Digest).unwrap();
+                    prop_assert_eq!(again.messages, out.messages);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn window_invariants_hold(
+        h in history(),
+        max in 0usize..40,
+        first in 0usize..5,
+        last in 0usize..25,
+        summarize in any::<bool>(),
+    ) {
+        let mut w = Window::new(
+            WindowPolicy { max_messages: max, preserve_first_n: first, preserve_last_n: last, summarize_on_trim: summarize, summary_every_evicted: 3 },
+            "gpt-4o",
+        );
+        let t = w.trim_with(&h, &Digest).unwrap();
+        prop_assert!(units(&t.messages).is_ok(), "orphaned call or result");
+        prop_assert!(is_subsequence(&t.messages, &h));
+        prop_assert_eq!(
+            t.messages.iter().filter(|m| summary_version(m).is_none()).count() + t.evicted.len(),
+            h.len()
+        );
+        let protected_in = h.iter().filter(|m| m.is_protected()).count();
+        let protected_out = t.messages.iter().filter(|m| m.is_protected()).count();
+        prop_assert_eq!(protected_in, protected_out);
+        if max > 0 && h.len() > max && t.warning.is_none() {
+            // Whole units may carry the window one unit (up to 4 messages)
+            // past its maximum; protected messages are kept on top.
+            prop_assert!(t.messages.len() <= max + 4 + protected_in + 1, "{} > {max}", t.messages.len());
+        }
+        if max == 0 || h.len() <= max {
+            prop_assert_eq!(&t.messages, &h);
+        }
+    }
+}
