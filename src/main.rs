@@ -55,6 +55,10 @@ enum Command {
     /// session runs it, until (return value), (fail reason) or the turn
     /// limit
     Agent(Box<AgentArgs>),
+    /// Compact a chat history (one JSON message per line) to fit a token
+    /// budget: protected messages and recent turns kept, the rest
+    /// summarized
+    Compact(Box<cli::compact::CompactArgs>),
 }
 
 #[derive(Args)]
@@ -100,6 +104,7 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Agent(args)) => agent_command(&args),
+        Some(Command::Compact(args)) => cli::compact::run(&args),
         None => {
             let args = cli.repl;
             let config = ptc_lisp::repl::ReplConfig {
@@ -304,6 +309,12 @@ struct AgentArgs {
     /// Limit on evaluation steps of each program
     #[arg(long, value_name = "N")]
     max_steps: Option<u64>,
+    #[command(flatten)]
+    budget: cli::budget::BudgetArgs,
+    /// Send the whole history, with no pre-flight token check or
+    /// compaction
+    #[arg(long)]
+    no_compaction: bool,
     /// Print no progress on standard error
     #[arg(long, short)]
     quiet: bool,
@@ -330,9 +341,24 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         ..ProviderOptions::default()
     };
     options.http.timeout = Duration::from_millis(args.timeout_ms.max(1));
-    let provider = match provider_from_spec(&args.llm, options) {
-        Ok(p) => p,
-        Err(e) => return usage_error(&e.to_string()),
+    let provider: std::sync::Arc<dyn ptc_lisp::agent::LlmProvider> =
+        match provider_from_spec(&args.llm, options) {
+            Ok(p) => std::sync::Arc::from(p),
+            Err(e) => return usage_error(&e.to_string()),
+        };
+    let history = if args.no_compaction {
+        None
+    } else {
+        match args.budget.policy() {
+            Ok(policy) => {
+                let mut settings = ptc_lisp::agent::HistorySettings::new(policy);
+                if args.budget.summary == cli::budget::SummaryKind::Llm {
+                    settings.summary = ptc_lisp::agent::SummaryMode::Llm(provider.clone());
+                }
+                Some(settings)
+            }
+            Err(e) => return usage_error(&e),
+        }
     };
     let compression = if !args.compression {
         CompressionSetting::Off
@@ -354,6 +380,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         .with_compression(compression)
         .with_limits(limits);
     config.signature = args.signature.clone();
+    config.history = history;
     config.model.max_tokens = args.max_tokens;
     config.model.temperature = args.temperature;
     let transcript = match &args.transcript {
@@ -368,7 +395,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         },
         None => None,
     };
-    let agent = match Agent::new(std::sync::Arc::from(provider), session, config) {
+    let agent = match Agent::new(provider, session, config) {
         Ok(a) => a,
         Err(e) => return usage_error(&e.to_string()),
     };
@@ -466,6 +493,16 @@ impl ptc_lisp::agent::Progress for CliProgress {
         if !self.quiet {
             eprintln!("  model call failed: {error}");
         }
+    }
+
+    fn history_compacted(&mut self, _turn: usize, report: &ptc_lisp::history::Report) {
+        if !self.quiet {
+            eprintln!("  compacted: {report}");
+        }
+    }
+
+    fn history_problem(&mut self, _turn: usize, problem: &str) {
+        eprintln!("  warning: history not compacted, sending it whole: {problem}");
     }
 }
 

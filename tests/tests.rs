@@ -13,6 +13,7 @@ mod conformance;
 mod corpus;
 mod differential;
 mod history;
+mod history_cli;
 mod history_props;
 mod limits;
 mod properties;

@@ -44,6 +44,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::history::{session_state, HistorySettings, RunHistory};
 use super::message::{ChatMessage, ChatRequest, Usage};
 use super::parse::{extract_program, ExtractionRule, NO_CODE_INSTRUCTION};
 use super::prompt::{system_prompt, PromptOptions};
@@ -55,6 +56,7 @@ use crate::compression::{
     RenderContext, DEFAULT_MAX_TURNS,
 };
 use crate::eval::Limits;
+use crate::history::{Event, Report};
 use crate::session::{
     Session, Signature, SignatureError, Tool, ToolArgs, ToolError, Turn, TurnError, TurnOutcome,
 };
@@ -105,6 +107,9 @@ pub struct AgentConfig {
     pub limits: Option<Limits>,
     /// Replaces the generated system prompt.
     pub system_prompt: Option<String>,
+    /// Token-budget compaction before every model call; `None` sends
+    /// the whole history.
+    pub history: Option<HistorySettings>,
 }
 
 impl AgentConfig {
@@ -123,6 +128,12 @@ impl AgentConfig {
     /// `true`, `false`, or a [`CompressionSetting`].
     pub fn with_compression(mut self, compression: impl Into<CompressionSetting>) -> Self {
         self.compression = compression.into();
+        self
+    }
+
+    /// Compact the history before model calls under `settings`.
+    pub fn with_history(mut self, settings: HistorySettings) -> Self {
+        self.history = Some(settings);
         self
     }
 
@@ -276,6 +287,11 @@ pub struct AgentRun {
     /// The compression statistics of the last prompt sent; `None` when
     /// compression was off.
     pub compression: Option<CompressionStats>,
+    /// Each compaction of the history, in order.
+    pub compactions: Vec<Report>,
+    /// Every decision of the history layer (pre-flight estimates,
+    /// triggers, summaries, errors), in order.
+    pub history_events: Vec<Event>,
     pub duration: Duration,
 }
 
@@ -340,6 +356,11 @@ pub trait Progress {
     fn turn_finished(&mut self, _report: &TurnReport<'_>) {}
     /// The model call of turn `turn` failed; the run ends.
     fn provider_failed(&mut self, _turn: usize, _error: &ProviderError) {}
+    /// The history was compacted before the model call of turn `turn`.
+    fn history_compacted(&mut self, _turn: usize, _report: &Report) {}
+    /// The history could not be compacted before turn `turn` (0: before
+    /// the run); the whole history is sent.
+    fn history_problem(&mut self, _turn: usize, _problem: &str) {}
 }
 
 /// The default observer: does nothing.
@@ -486,10 +507,15 @@ impl Agent {
         let mut usage = Usage::default();
         let mut compression = None;
         let mut outcome = AgentOutcome::TurnLimit;
+        let mut history = self.run_history();
         for number in 1..=max_turns {
             self.progress.turn_started(number, max_turns);
             let (messages, stats) = self.next_messages();
             compression = stats;
+            let messages = match &mut history {
+                Some(h) => self.compact(h, number, messages),
+                None => messages,
+            };
             let request = ChatRequest {
                 model: self.config.model.model.clone().unwrap_or_default(),
                 messages,
@@ -508,6 +534,9 @@ impl Agent {
             let duration = asked.elapsed();
             if let Some(u) = response.usage {
                 usage += u;
+                if let Some(h) = &mut history {
+                    h.calibrate(u.input_tokens);
+                }
             }
             let extracted = extract_program(&response.content);
             let signature = self.signature.as_ref();
@@ -562,14 +591,67 @@ impl Agent {
                 _ => {}
             }
         }
+        let (compactions, history_events) =
+            history.map_or_else(Default::default, |h| (h.reports, h.events));
         AgentRun {
             outcome,
             turns: self.session.turns()[self.run_start..].to_vec(),
             calls,
             usage,
             compression,
+            compactions,
+            history_events,
             duration: started.elapsed(),
         }
+    }
+
+    /// The compaction state of a new run, if the configuration asks for one.
+    fn run_history(&mut self) -> Option<RunHistory> {
+        let settings = self.config.history.as_ref()?;
+        let model = self
+            .config
+            .model
+            .model
+            .clone()
+            .unwrap_or_else(|| self.provider.name());
+        match RunHistory::new(settings, &model) {
+            Ok(h) => Some(h),
+            Err(problem) => {
+                self.progress.history_problem(0, &problem);
+                None
+            }
+        }
+    }
+
+    /// The pre-flight check of turn `number`: `messages` as sent, or
+    /// compacted.
+    fn compact(
+        &mut self,
+        history: &mut RunHistory,
+        number: usize,
+        messages: Vec<Message>,
+    ) -> Vec<Message> {
+        let keep = self
+            .config
+            .history
+            .as_ref()
+            .map_or(0, |s| s.policy.keep_recent_turns);
+        let turns = &self.session.turns()[self.run_start..];
+        let folded = &turns[..turns.len().saturating_sub(keep)];
+        let memory = self.session.memory();
+        let state = || session_state(folded, memory);
+        let progress = &mut self.progress;
+        let mut problems = Vec::new();
+        let messages = history.prepare(
+            messages,
+            &state,
+            &mut |report| progress.history_compacted(number, report),
+            &mut |problem| problems.push(problem.to_string()),
+        );
+        for problem in problems {
+            self.progress.history_problem(number, &problem);
+        }
+        messages
     }
 
     /// Turn this agent into a tool for another agent (see [`AgentTool`]);

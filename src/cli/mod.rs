@@ -2,3 +2,6 @@
 //! wiring, one file each, so `main.rs` stays argument parsing and dispatch.
 //! Like `main.rs`, these may print and touch files; the library they call
 //! does the work.
+
+pub mod budget;
+pub mod compact;

@@ -22,7 +22,7 @@ use super::summary::{Summarizer, SummaryError, SummaryRequest};
 pub struct Digest;
 
 /// Longest item kept, in characters.
-const ITEM_CHARS: usize = 200;
+const ITEM_CHARS: usize = 160;
 
 const ERRORS: &str = "Unresolved errors";
 const FILES: &str = "Files and identifiers";
@@ -58,6 +58,9 @@ struct Section {
     items: Vec<String>,
     /// When not all fit, keep the last ones (else the first ones).
     keep_newest: bool,
+    /// The most of `max_tokens` this section may use (the must-keep
+    /// sections may use all that is left).
+    share: f64,
 }
 
 fn digest(request: &SummaryRequest<'_>) -> String {
@@ -65,10 +68,14 @@ fn digest(request: &SummaryRequest<'_>) -> String {
     let earlier = previous.count;
     let facts = Facts::gather(request.messages);
 
+    // Earlier items first; a repeated item counts where it last appeared.
     let merged = |title: &str, new: Vec<String>| -> Vec<String> {
         let mut items: Vec<String> = previous.section(title).to_vec();
         items.extend(new);
-        dedup(items)
+        items.reverse();
+        let mut items = dedup(items);
+        items.reverse();
+        items
     };
     let mut errors: Vec<String> = previous
         .section(ERRORS)
@@ -77,7 +84,7 @@ fn digest(request: &SummaryRequest<'_>) -> String {
             !facts
                 .succeeded
                 .iter()
-                .any(|name| e.starts_with(&format!("{name}(")))
+                .any(|call| e.starts_with(&format!("{call} -> ")))
         })
         .cloned()
         .collect();
@@ -97,21 +104,25 @@ fn digest(request: &SummaryRequest<'_>) -> String {
             title: ERRORS,
             items: errors,
             keep_newest: false,
+            share: 1.0,
         },
         Section {
             title: FILES,
-            items: merged(FILES, facts.identifiers),
+            items: dedup([previous.section(FILES).to_vec(), facts.identifiers].concat()),
             keep_newest: false,
+            share: 1.0,
         },
         Section {
             title: STATE,
             items: state,
             keep_newest: false,
+            share: 0.5,
         },
         Section {
             title: REQUESTS,
             items: merged(REQUESTS, facts.requests),
             keep_newest: true,
+            share: 0.3,
         },
     ];
     if !brief {
@@ -119,17 +130,20 @@ fn digest(request: &SummaryRequest<'_>) -> String {
             title: CALLS,
             items: merged(CALLS, facts.calls),
             keep_newest: true,
+            share: 0.25,
         });
         sections.push(Section {
             title: DECISIONS,
             items: merged(DECISIONS, facts.decisions),
             keep_newest: true,
+            share: 0.25,
         });
     }
     sections.push(Section {
         title: NOTES,
         items: merged(NOTES, request.note.map(clip).into_iter().collect()),
         keep_newest: true,
+        share: 1.0,
     });
     let total = earlier + request.messages.len();
     let header = format!("Condensed from {total} earlier messages.");
@@ -153,7 +167,8 @@ fn fit(header: String, sections: Vec<Section>, request: &SummaryRequest<'_>) -> 
             break;
         }
         let mut taken = Vec::new();
-        let mut budget = max - used - title_cost;
+        let cap = (max as f64 * section.share) as usize;
+        let mut budget = (max - used - title_cost).min(cap.saturating_sub(title_cost));
         let order: Box<dyn Iterator<Item = &String>> = if section.keep_newest {
             Box::new(section.items.iter().rev())
         } else {
@@ -226,14 +241,15 @@ struct Facts {
     identifiers: Vec<String>,
     errors: Vec<String>,
     decisions: Vec<String>,
-    /// Tools that succeeded in this part (their earlier errors are resolved).
+    /// Calls (`name(args)`) that succeeded in this part: earlier errors
+    /// of the same call are resolved.
     succeeded: Vec<String>,
 }
 
 impl Facts {
     fn gather(messages: &[Message]) -> Facts {
         let mut facts = Facts::default();
-        // (call id -> "name(args)")
+        // Calls awaiting their result: (id, name, "name(args)").
         let mut open: Vec<(String, String, String)> = Vec::new();
         for m in messages {
             match m.role {
@@ -263,14 +279,16 @@ impl Facts {
                     let Some(pos) = open.iter().position(|(cid, _, _)| cid == id) else {
                         continue;
                     };
-                    let (_, name, shown) = open.remove(pos);
+                    let (_, _, shown) = open.remove(pos);
                     let text = m.text();
                     if is_error(text) {
                         let what = first_line(text).unwrap_or("error");
                         facts.errors.push(clip(&format!("{shown} -> {what}")));
                     } else {
-                        facts.errors.retain(|e| !e.starts_with(&format!("{name}(")));
-                        facts.succeeded.push(name);
+                        // The same call succeeding later resolves its error.
+                        let failed = format!("{shown} -> ");
+                        facts.errors.retain(|e| !e.starts_with(&failed));
+                        facts.succeeded.push(shown);
                     }
                 }
                 Role::System | Role::Developer => {}
@@ -446,7 +464,11 @@ mod tests {
                 r#"{"pattern":"fn nested","dir":"src/reader"}"#,
             )]),
             Message::tool_result("c3", "Error: permission denied"),
-            Message::tool_call([("c4", "grep", r#"{"pattern":"fn nested","dir":"src"}"#)]),
+            Message::tool_call([(
+                "c4",
+                "grep",
+                r#"{"pattern":"fn nested","dir":"src/reader"}"#,
+            )]),
             Message::tool_result("c4", "src/parser.rs:80"),
             Message::assistant("The nested case is wrong.\nI will change parse_nested next."),
         ]
@@ -475,7 +497,7 @@ mod tests {
             .unwrap();
         assert!(
             !errors.contains("permission denied"),
-            "a later grep succeeded:\n{text}"
+            "the same grep succeeded later:\n{text}"
         );
         assert!(text.contains("I will change parse_nested next."));
         assert!(text.contains("Fix the failing test"));
@@ -526,7 +548,7 @@ mod tests {
             assert!(v2.contains(fact), "{fact} missing from\n{v2}");
         }
         let run_tests_fixed = vec![
-            Message::tool_call([("e1", "run_tests", "{}")]),
+            Message::tool_call([("e1", "run_tests", r#"{"filter":"parser::tests::nested"}"#)]),
             Message::tool_result("e1", "all passed"),
         ];
         let v3 = Digest

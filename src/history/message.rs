@@ -258,15 +258,24 @@ pub struct LineError {
 /// Read a history written one JSON message per line (blank lines are
 /// skipped). Errors name the line and the field.
 pub fn parse_jsonl(text: &str) -> Result<Vec<Message>, LineError> {
+    Ok(parse_jsonl_numbered(text)?
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect())
+}
+
+/// [`parse_jsonl`], with each message's 1-based line number.
+pub fn parse_jsonl_numbered(text: &str) -> Result<Vec<(usize, Message)>, LineError> {
     let mut messages = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        messages.push(parse_line(line).map_err(|message| LineError {
+        let message = parse_line(line).map_err(|message| LineError {
             line: i + 1,
             message,
-        })?);
+        })?;
+        messages.push((i + 1, message));
     }
     Ok(messages)
 }

@@ -46,7 +46,8 @@ pub use count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKE
 pub use digest::Digest;
 pub use event::Event;
 pub use message::{
-    parse_jsonl, to_jsonl, LineError, Message, Meta, NotAnAgentMessage, Role, ToolCallSummary,
+    parse_jsonl, parse_jsonl_numbered, to_jsonl, LineError, Message, Meta, NotAnAgentMessage, Role,
+    ToolCallSummary,
 };
 pub use policy::{Policy, PolicyError, Strategy, WindowPolicy};
 pub use summary::{

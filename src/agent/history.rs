@@ -1,0 +1,327 @@
+//! The history layer in the agent loop: a pre-flight check before every
+//! model call, compaction when it triggers (the system prompt and the
+//! mission message protected, the interpreter's state fed to the
+//! summary), and the LLM summarizer that uses our providers.
+
+use std::sync::Arc;
+
+use super::message::{ChatMessage, ChatRequest};
+use super::provider::LlmProvider;
+use crate::compression::format::type_label;
+use crate::history::{
+    summary_version, Compactor, Context, Digest, Event, Message, Policy, Report, Strategy,
+    Summarizer, SummaryError, SummaryRequest,
+};
+use crate::session::{Memory, Turn, TurnOutcome};
+use crate::value::pr_str;
+
+/// Who writes the summaries of compacted history.
+#[derive(Clone, Default)]
+pub enum SummaryMode {
+    /// The deterministic digest (no model call).
+    #[default]
+    Digest,
+    /// A model, through one of our providers.
+    Llm(Arc<dyn LlmProvider>),
+}
+
+impl std::fmt::Debug for SummaryMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SummaryMode::Digest => f.write_str("Digest"),
+            SummaryMode::Llm(p) => write!(f, "Llm({})", p.name()),
+        }
+    }
+}
+
+/// Token-budget compaction for an agent run.
+#[derive(Debug, Clone)]
+pub struct HistorySettings {
+    pub policy: Policy,
+    pub summary: SummaryMode,
+    /// The model whose tokenizer counts (`gpt-4o` when the run names no
+    /// model).
+    pub counting_model: Option<String>,
+}
+
+impl HistorySettings {
+    pub fn new(policy: Policy) -> Self {
+        HistorySettings {
+            policy,
+            summary: SummaryMode::Digest,
+            counting_model: None,
+        }
+    }
+}
+
+/// Summaries written by a model at temperature 0 with one of seed 004's
+/// strategies. A reply that declines is a refusal (the compactor then
+/// asks for the brief strategy); a failed call is a failure (it prunes
+/// only).
+pub struct LlmSummarizer {
+    provider: Arc<dyn LlmProvider>,
+}
+
+impl LlmSummarizer {
+    pub fn new(provider: Arc<dyn LlmProvider>) -> Self {
+        LlmSummarizer { provider }
+    }
+}
+
+/// Instructions per strategy (our own wording of seed 004's aims).
+fn instructions(strategy: Strategy) -> &'static str {
+    match strategy {
+        Strategy::TaskState => {
+            "Write the task state of the conversation below as short sections: Goals and success \
+             criteria; Key entities (identifiers, file names, branches, environments); Constraints; \
+             Decisions taken, each with its reason; Open actions and blockers; Sources cited. Copy \
+             every file path, identifier and unresolved error exactly."
+        }
+        Strategy::DecisionLog => {
+            "Write a chronological ledger of the decisions in the conversation below, one line each: \
+             `[step] decision :: rationale :: inputs (brief) :: outputs (brief)`. Keep the order. \
+             Include nothing that is not in the messages."
+        }
+        Strategy::CodeDelta => {
+            "Summarize the code changes in the conversation below as bullets, one per file: \
+             `path: what changed (functions, APIs touched, side effects)`, then why, then the \
+             follow-up actions."
+        }
+        Strategy::Brief => {
+            "Summarize the conversation below in at most five plain sentences: the goal, what was \
+             done, and what is left."
+        }
+    }
+}
+
+/// Openings of a reply that declines the task.
+const REFUSALS: [&str; 5] = [
+    "i can't",
+    "i cannot",
+    "i'm sorry",
+    "i am sorry",
+    "i am unable",
+];
+
+impl Summarizer for LlmSummarizer {
+    fn name(&self) -> String {
+        format!("llm:{}", self.provider.name())
+    }
+
+    fn summarize(&self, r: &SummaryRequest<'_>) -> Result<String, SummaryError> {
+        let mut prompt = String::new();
+        prompt.push_str(instructions(r.strategy));
+        prompt.push_str(&format!(
+            "\nAnswer with the summary only, in at most {} tokens.",
+            r.max_tokens
+        ));
+        if let Some(previous) = r.previous {
+            prompt.push_str("\n\nThe summary so far (keep its facts):\n");
+            prompt.push_str(previous);
+        }
+        if let Some(state) = r.state {
+            prompt.push_str("\n\nThe interpreter's state:\n");
+            prompt.push_str(state);
+        }
+        if let Some(note) = r.note {
+            prompt.push_str(&format!("\n\nWhy now: {note}"));
+        }
+        prompt.push_str("\n\nThe conversation:\n");
+        for m in r.messages {
+            prompt.push_str(&format!("[{}] ", m.role));
+            prompt.push_str(m.text());
+            for call in m.tool_call_summaries() {
+                prompt.push_str(&format!("\n  call {}({})", call.name, call.arguments));
+            }
+            prompt.push('\n');
+        }
+        let request = ChatRequest {
+            max_tokens: Some(r.max_tokens.min(u32::MAX as usize) as u32),
+            temperature: Some(0.0),
+            ..ChatRequest::new(vec![
+                ChatMessage::system("You condense conversations for an agent's memory."),
+                ChatMessage::user(prompt),
+            ])
+        };
+        let reply = self
+            .provider
+            .complete(&request)
+            .map_err(|e| SummaryError::Failed(e.to_string()))?;
+        let text = reply.content.trim().to_string();
+        let lower = text.to_lowercase();
+        if text.is_empty() || REFUSALS.iter().any(|r| lower.starts_with(r)) {
+            return Err(SummaryError::Refused(text.chars().take(200).collect()));
+        }
+        Ok(text)
+    }
+}
+
+/// Facts of a PTC-Lisp session the digest keeps: each definition with
+/// its type, the tool calls of the compacted turns, and their failures
+/// with the turn that resolved each (or "unresolved").
+pub fn session_state(turns: &[Turn], memory: &Memory) -> String {
+    let mut out = String::new();
+    for entry in memory.iter() {
+        out.push_str(&format!(
+            "defined {} : {}\n",
+            entry.name,
+            type_label(&entry.value)
+        ));
+    }
+    for (i, turn) in turns.iter().enumerate() {
+        for call in &turn.tool_calls {
+            let args: Vec<String> = call.args.iter().map(pr_str).collect();
+            let mut line = format!(
+                "turn {} called tool/{}({})",
+                turn.number,
+                call.name,
+                args.join(" ")
+            );
+            if line.chars().count() > 160 {
+                line = line.chars().take(157).collect::<String>() + "...";
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        if let TurnOutcome::Error { error } = &turn.outcome {
+            let resolved = turns[i + 1..].iter().find(|t| t.success).map(|t| t.number);
+            let status = match resolved {
+                Some(n) => format!("resolved in turn {n}"),
+                None => "unresolved".to_string(),
+            };
+            out.push_str(&format!(
+                "turn {} failed ({}): {} - {status}\n",
+                turn.number,
+                error.code,
+                error.message.lines().next().unwrap_or("")
+            ));
+        }
+    }
+    out
+}
+
+/// The compaction state of one run.
+pub(super) struct RunHistory {
+    compactor: Compactor,
+    summarizer: Box<dyn Summarizer + Send>,
+    /// The summary standing for the first messages of the full history.
+    summary: Option<Message>,
+    /// How many messages of the full history (after the two protected
+    /// ones) the summary replaces.
+    replaced: usize,
+    pub(super) reports: Vec<Report>,
+    pub(super) events: Vec<Event>,
+    /// The estimate of the last request sent, for calibration.
+    last_estimate: usize,
+}
+
+/// Protected messages at the start of every agent prompt: the system
+/// prompt and the mission.
+const PINNED: usize = 2;
+
+impl RunHistory {
+    pub(super) fn new(settings: &HistorySettings, model: &str) -> Result<RunHistory, String> {
+        let model = settings.counting_model.as_deref().unwrap_or(model);
+        let compactor =
+            Compactor::new(model, settings.policy.clone()).map_err(|e| e.to_string())?;
+        let summarizer: Box<dyn Summarizer + Send> = match &settings.summary {
+            SummaryMode::Digest => Box::new(Digest),
+            SummaryMode::Llm(provider) => Box::new(LlmSummarizer::new(provider.clone())),
+        };
+        Ok(RunHistory {
+            compactor,
+            summarizer,
+            summary: None,
+            replaced: 0,
+            reports: Vec::new(),
+            events: Vec::new(),
+            last_estimate: 0,
+        })
+    }
+
+    /// The messages to send instead of `full`, compacting first when the
+    /// pre-flight check triggers. `on_compact` hears of each compaction,
+    /// `on_problem` of a failure (the uncompacted messages are sent).
+    pub(super) fn prepare(
+        &mut self,
+        full: Vec<ChatMessage>,
+        state: &dyn Fn() -> String,
+        on_compact: &mut dyn FnMut(&Report),
+        on_problem: &mut dyn FnMut(&str),
+    ) -> Vec<ChatMessage> {
+        let mut effective: Vec<Message> = Vec::with_capacity(full.len() + 1);
+        let pinned = PINNED.min(full.len());
+        for m in &full[..pinned] {
+            effective.push(Message::from(m.clone()).protected());
+        }
+        let rest_start = (pinned + self.replaced).min(full.len());
+        effective.extend(self.summary.clone());
+        effective.extend(full[rest_start..].iter().cloned().map(Message::from));
+        let state_text = state();
+        let context = Context {
+            state: (!state_text.is_empty()).then_some(state_text.as_str()),
+        };
+        let outcome = self
+            .compactor
+            .preflight_with(&effective, self.summarizer.as_ref(), context);
+        self.events.extend(self.compactor.take_events());
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                on_problem(&error.to_string());
+                self.last_estimate = self.compactor.counter_mut().count(&effective).total();
+                return strip(effective);
+            }
+        };
+        self.last_estimate = outcome.tokens.total();
+        if let Some(report) = &outcome.report {
+            // The kept messages are the end of the full history: find how
+            // many, so the next turn can rebuild the same prompt.
+            let out = &outcome.messages;
+            let suffix = out
+                .iter()
+                .rev()
+                .zip(effective.iter().rev())
+                .take_while(|(a, b)| a == b && summary_version(a).is_none())
+                .count()
+                .min(full.len() - rest_start);
+            let head = &out[..out.len() - suffix];
+            let expected_head = head.len() == pinned + 1
+                && summary_version(&head[pinned]).is_some()
+                || head.len() == pinned;
+            if expected_head {
+                self.summary = head.get(pinned).cloned();
+                self.replaced = full.len() - suffix - pinned;
+            }
+            on_compact(report);
+            self.reports.push(report.clone());
+        }
+        strip(outcome.messages)
+    }
+
+    /// Learn from the provider's count of the request just sent.
+    pub(super) fn calibrate(&mut self, reported_input_tokens: u64) {
+        let estimate = self.last_estimate;
+        self.compactor
+            .counter_mut()
+            .calibrate(estimate, reported_input_tokens);
+    }
+}
+
+/// Back to the agent's own messages. The agent's history holds system,
+/// user and assistant text only, and a summary is assistant text, so
+/// nothing is lost; any other role would be sent as user text.
+fn strip(messages: Vec<Message>) -> Vec<ChatMessage> {
+    use crate::history::Role as R;
+    messages
+        .into_iter()
+        .map(|m| {
+            let role = match m.role {
+                R::System => crate::compression::Role::System,
+                R::Assistant => crate::compression::Role::Assistant,
+                R::User | R::Developer | R::Tool => crate::compression::Role::User,
+            };
+            ChatMessage::new(role, m.content.unwrap_or_default())
+        })
+        .collect()
+}

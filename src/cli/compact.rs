@@ -1,0 +1,289 @@
+//! `ptc compact`: compact a chat history file (one JSON message per
+//! line) under a token budget, report what was kept, pruned and
+//! summarized, and write the result atomically.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Args;
+
+use ptc_lisp::agent::{provider_from_spec, LlmSummarizer, ProviderOptions};
+use ptc_lisp::history::{
+    parse_jsonl_numbered, to_jsonl, units, Breakdown, Compactor, Context, Digest, Message,
+    StructureError, Summarizer, Window, WindowPolicy,
+};
+
+use super::budget::{BudgetArgs, SummaryKind};
+
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// The history: one JSON chat message per line (`-` for standard input)
+    pub input: PathBuf,
+    /// Where to write the compacted history (standard output if absent)
+    #[arg(short, long, value_name = "OUT.jsonl")]
+    pub output: Option<PathBuf>,
+    /// The model whose tokenizer counts (o200k for gpt-4o and newer,
+    /// cl100k for gpt-4 and gpt-3.5, an approximation for others)
+    #[arg(long, value_name = "M", default_value = "gpt-4o")]
+    pub model: String,
+    #[command(flatten)]
+    pub budget: BudgetArgs,
+    /// Tool call/result groups kept verbatim
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub keep_tool_io_pairs: usize,
+    /// First apply a sliding window of at most N messages (seed 003)
+    #[arg(long, value_name = "N")]
+    pub window_max_messages: Option<usize>,
+    /// With --window-max-messages: messages at the start always kept
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 1,
+        requires = "window_max_messages"
+    )]
+    pub window_first: usize,
+    /// With --window-max-messages: messages at the end always kept
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 20,
+        requires = "window_max_messages"
+    )]
+    pub window_last: usize,
+    /// The provider for `--summary llm`: `openai:MODEL`, `anthropic:MODEL`
+    /// or `script:FILE`
+    #[arg(long, value_name = "SPEC")]
+    pub llm: Option<String>,
+    /// The tool schemas sent with each request (a JSON file), counted
+    /// in the budget
+    #[arg(long, value_name = "FILE.json")]
+    pub tools_schema: Option<PathBuf>,
+    /// Compact now whatever the size, with this note (else only when the
+    /// history reaches the trigger)
+    #[arg(long, value_name = "NOTE")]
+    pub manual: Option<String>,
+}
+
+/// Exit 2 with `message`.
+fn bad_input(message: &str) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(2)
+}
+
+pub fn run(args: &CompactArgs) -> ExitCode {
+    let name = args.input.display().to_string();
+    let text = match read_input(&args.input) {
+        Ok(t) => t,
+        Err(e) => return bad_input(&e),
+    };
+    let numbered = match parse_jsonl_numbered(&text) {
+        Ok(m) => m,
+        Err(e) => return bad_input(&format!("{name}:{e}")),
+    };
+    let lines: Vec<usize> = numbered.iter().map(|(l, _)| *l).collect();
+    let messages: Vec<Message> = numbered.into_iter().map(|(_, m)| m).collect();
+    if let Err(e) = units(&messages) {
+        let line = lines[e.index()];
+        let what = match &e {
+            StructureError::OrphanToolResult { id, .. } => format!(
+                "a tool result without its call (tool_call_id {id:?} answers no call of the assistant message before it)"
+            ),
+            StructureError::MissingToolCallId { .. } => {
+                "field `tool_call_id`: a tool message needs one".to_string()
+            }
+        };
+        return bad_input(&format!("{name}:line {line}: {what}"));
+    }
+    let policy = match args.budget.policy() {
+        Ok(p) => ptc_lisp::history::Policy {
+            keep_tool_io_pairs: args.keep_tool_io_pairs,
+            ..p
+        },
+        Err(e) => return bad_input(&e),
+    };
+    if let Err(e) = policy.validate("") {
+        return bad_input(&format!("--{}", e.to_string().replace('_', "-")));
+    }
+    let summarizer: Box<dyn Summarizer> = match (args.budget.summary, &args.llm) {
+        (SummaryKind::Digest, _) => Box::new(Digest),
+        (SummaryKind::Llm, None) => {
+            return bad_input("--summary llm needs --llm SPEC (the model that writes the summary)")
+        }
+        (SummaryKind::Llm, Some(spec)) => {
+            match provider_from_spec(spec, ProviderOptions::default()) {
+                Ok(p) => Box::new(LlmSummarizer::new(Arc::from(p))),
+                Err(e) => return bad_input(&e.to_string()),
+            }
+        }
+    };
+    let mut compactor = match Compactor::new(&args.model, policy) {
+        Ok(c) => c,
+        Err(e) => return bad_input(&e.to_string()),
+    };
+    if let Some(path) = &args.tools_schema {
+        let schema = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+            .and_then(|t| {
+                serde_json::from_str::<serde_json::Value>(&t)
+                    .map_err(|e| format!("`{}` is not JSON: {e}", path.display()))
+            });
+        match schema {
+            Ok(s) => compactor.counter_mut().set_tools_schema(Some(&s)),
+            Err(e) => return bad_input(&e),
+        }
+    }
+    let before = compactor.counter_mut().count(&messages);
+    let original_len = messages.len();
+    let mut current = messages;
+    if let Some(max) = args.window_max_messages {
+        let mut window = Window::new(
+            WindowPolicy {
+                max_messages: max,
+                preserve_first_n: args.window_first,
+                preserve_last_n: args.window_last,
+                ..WindowPolicy::default()
+            },
+            &args.model,
+        );
+        match window.trim(&current) {
+            Ok(trim) => {
+                if let Some(w) = &trim.warning {
+                    eprintln!("warning: {w}");
+                }
+                if !trim.evicted.is_empty() {
+                    eprintln!(
+                        "window: evicted {} of {} messages (max {max})",
+                        trim.evicted.len(),
+                        current.len()
+                    );
+                }
+                current = trim.messages;
+            }
+            Err(e) => return bad_input(&e.to_string()),
+        }
+    }
+    let outcome = match &args.manual {
+        Some(note) => {
+            compactor.manual_compact(&current, note, summarizer.as_ref(), Context::default())
+        }
+        None => compactor.preflight(&current, summarizer.as_ref()),
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let events = compactor.take_events();
+    eprintln!("before: {}", breakdown_line(original_len, &before));
+    match &outcome.report {
+        Some(report) => {
+            eprintln!(
+                "after:  {}",
+                breakdown_line(outcome.messages.len(), &report.after)
+            );
+            eprintln!(
+                "kept {} pinned and {} recent messages (last {} turns, {} tool pairs); pruned {}",
+                report.layers.pinned,
+                report.layers.recent,
+                report.kept.recent_turns,
+                report.kept.tool_pairs,
+                report.pruned
+            );
+            match report.summary {
+                Some((version, tokens)) => eprintln!(
+                    "summary: <COMPACT-SUMMARY v{version}> by {}, {tokens} tokens",
+                    summarizer.name()
+                ),
+                None => eprintln!("summary: none"),
+            }
+            for fallback in &report.fallbacks {
+                eprintln!("fallback: {fallback}");
+            }
+        }
+        None => {
+            let reason = events.iter().rev().find_map(|e| match e {
+                ptc_lisp::history::Event::TriggerDecision { reason, .. } => Some(reason.clone()),
+                _ => None,
+            });
+            eprintln!(
+                "not compacted: {}",
+                reason.unwrap_or_else(|| "below the trigger".into())
+            );
+        }
+    }
+    let out = to_jsonl(&outcome.messages);
+    match &args.output {
+        Some(path) => match write_atomically(path, out.as_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: cannot write `{}`: {e}", path.display());
+                ExitCode::from(1)
+            }
+        },
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: cannot write to standard output: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+fn breakdown_line(messages: usize, b: &Breakdown) -> String {
+    format!(
+        "{messages} messages, {} tokens (system {}, developer {}, tools {}, messages {})",
+        b.total(),
+        b.system,
+        b.developer,
+        b.tools_schema,
+        b.messages
+    )
+}
+
+fn read_input(path: &Path) -> Result<String, String> {
+    if path.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("cannot read standard input: {e}"))?;
+        Ok(s)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+    }
+}
+
+/// Write to a temporary file beside `path`, flush it to disk, then
+/// rename it over `path`: readers see the old file or the whole new one.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
