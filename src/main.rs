@@ -118,6 +118,7 @@ fn main() -> ExitCode {
                         signature: None,
                     },
                 ),
+                ..ptc_lisp::repl::ReplConfig::default()
             };
             let run = args.run;
             let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
@@ -421,6 +422,14 @@ fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool) -> ExitCode {
                 ", {} tokens in, {} out",
                 run.usage.input_tokens, run.usage.output_tokens
             ));
+        }
+        if let Some((model, ratio)) = &run.token_calibration {
+            summary.push_str(&format!(
+                "; reported/estimated input tokens {ratio:.2} ({model})"
+            ));
+        }
+        if !run.compactions.is_empty() {
+            summary.push_str(&format!(", {} compaction(s)", run.compactions.len()));
         }
         eprintln!("{summary}");
     }

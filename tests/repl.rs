@@ -596,3 +596,66 @@ mod pty {
         );
     }
 }
+
+#[test]
+fn budget_shows_the_next_prompt_against_the_budget() {
+    let out = piped(&[], "(def a 1)\n:budget\n");
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "of a 126500-token budget (max_context_tokens 128000 - hard_cap_buffer 1500)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("compaction triggers at 108800 (85%)"),
+        "{text}"
+    );
+    for section in ["system", "developer", "tools", "messages"] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(section)),
+            "{section}: {text}"
+        );
+    }
+    assert!(
+        text.contains("counted for gpt-4o (o200k_base, exact)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compact_folds_older_turns_into_a_summary_that_stays() {
+    let mut input: String = (1..=10).map(|i| format!("(def v{i} {i})\n")).collect();
+    input.push_str(":compact checkpoint\n(+ v1 v2)\n:context\n:budget\n");
+    let out = piped(&["--no-compression", "--max-turns", "20"], &input);
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(
+        err.contains("compacted: ") && err.contains("summary v1"),
+        "{err}"
+    );
+    assert!(text.contains("<COMPACT-SUMMARY v1>"), "{text}");
+    assert!(
+        text.contains("defined v1 : integer"),
+        "the interpreter state is kept:\n{text}"
+    );
+    assert!(text.contains("checkpoint"), "the note is kept:\n{text}");
+    assert!(
+        !text.contains("```clojure\n(def v1 1)\n```"),
+        "the first turns are folded:\n{text}"
+    );
+    assert!(
+        text.contains("```clojure\n(+ v1 v2)\n```"),
+        "later turns are shown whole:\n{text}"
+    );
+    assert!(text.contains("a compaction is in force"), "{text}");
+}
+
+#[test]
+fn compact_explains_when_there_is_nothing_to_compact() {
+    let out = piped(&[], "(def a 1)\n:compact\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("nothing to compact: ") && err.contains("--no-compression"),
+        "{err}"
+    );
+}

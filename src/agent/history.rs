@@ -7,13 +7,10 @@ use std::sync::Arc;
 
 use super::message::{ChatMessage, ChatRequest};
 use super::provider::LlmProvider;
-use crate::compression::format::type_label;
 use crate::history::{
-    summary_version, Compactor, Context, Digest, Event, Message, Policy, Report, Strategy,
-    Summarizer, SummaryError, SummaryRequest,
+    Carry, Compactor, Context, Digest, Event, Message, Policy, Report, Strategy, Summarizer,
+    SummaryError, SummaryRequest,
 };
-use crate::session::{Memory, Turn, TurnOutcome};
-use crate::value::pr_str;
 
 /// Who writes the summaries of compacted history.
 #[derive(Clone, Default)]
@@ -156,59 +153,11 @@ impl Summarizer for LlmSummarizer {
     }
 }
 
-/// Facts of a PTC-Lisp session the digest keeps: each definition with
-/// its type, the tool calls of the compacted turns, and their failures
-/// with the turn that resolved each (or "unresolved").
-pub fn session_state(turns: &[Turn], memory: &Memory) -> String {
-    let mut out = String::new();
-    for entry in memory.iter() {
-        out.push_str(&format!(
-            "defined {} : {}\n",
-            entry.name,
-            type_label(&entry.value)
-        ));
-    }
-    for (i, turn) in turns.iter().enumerate() {
-        for call in &turn.tool_calls {
-            let args: Vec<String> = call.args.iter().map(pr_str).collect();
-            let mut line = format!(
-                "turn {} called tool/{}({})",
-                turn.number,
-                call.name,
-                args.join(" ")
-            );
-            if line.chars().count() > 160 {
-                line = line.chars().take(157).collect::<String>() + "...";
-            }
-            out.push_str(&line);
-            out.push('\n');
-        }
-        if let TurnOutcome::Error { error } = &turn.outcome {
-            let resolved = turns[i + 1..].iter().find(|t| t.success).map(|t| t.number);
-            let status = match resolved {
-                Some(n) => format!("resolved in turn {n}"),
-                None => "unresolved".to_string(),
-            };
-            out.push_str(&format!(
-                "turn {} failed ({}): {} - {status}\n",
-                turn.number,
-                error.code,
-                error.message.lines().next().unwrap_or("")
-            ));
-        }
-    }
-    out
-}
-
 /// The compaction state of one run.
 pub(super) struct RunHistory {
     compactor: Compactor,
     summarizer: Box<dyn Summarizer + Send>,
-    /// The summary standing for the first messages of the full history.
-    summary: Option<Message>,
-    /// How many messages of the full history (after the two protected
-    /// ones) the summary replaces.
-    replaced: usize,
+    carry: Carry,
     pub(super) reports: Vec<Report>,
     pub(super) events: Vec<Event>,
     /// The estimate of the last request sent, for calibration.
@@ -216,7 +165,7 @@ pub(super) struct RunHistory {
 }
 
 /// Protected messages at the start of every agent prompt: the system
-/// prompt and the mission.
+/// prompt and the mission (with compression, the one user message).
 const PINNED: usize = 2;
 
 impl RunHistory {
@@ -231,8 +180,7 @@ impl RunHistory {
         Ok(RunHistory {
             compactor,
             summarizer,
-            summary: None,
-            replaced: 0,
+            carry: Carry::new(PINNED),
             reports: Vec::new(),
             events: Vec::new(),
             last_estimate: 0,
@@ -249,14 +197,8 @@ impl RunHistory {
         on_compact: &mut dyn FnMut(&Report),
         on_problem: &mut dyn FnMut(&str),
     ) -> Vec<ChatMessage> {
-        let mut effective: Vec<Message> = Vec::with_capacity(full.len() + 1);
-        let pinned = PINNED.min(full.len());
-        for m in &full[..pinned] {
-            effective.push(Message::from(m.clone()).protected());
-        }
-        let rest_start = (pinned + self.replaced).min(full.len());
-        effective.extend(self.summary.clone());
-        effective.extend(full[rest_start..].iter().cloned().map(Message::from));
+        let full: Vec<Message> = full.into_iter().map(Message::from).collect();
+        let effective = self.carry.apply(&full);
         let state_text = state();
         let context = Context {
             state: (!state_text.is_empty()).then_some(state_text.as_str()),
@@ -275,23 +217,8 @@ impl RunHistory {
         };
         self.last_estimate = outcome.tokens.total();
         if let Some(report) = &outcome.report {
-            // The kept messages are the end of the full history: find how
-            // many, so the next turn can rebuild the same prompt.
-            let out = &outcome.messages;
-            let suffix = out
-                .iter()
-                .rev()
-                .zip(effective.iter().rev())
-                .take_while(|(a, b)| a == b && summary_version(a).is_none())
-                .count()
-                .min(full.len() - rest_start);
-            let head = &out[..out.len() - suffix];
-            let expected_head = head.len() == pinned + 1
-                && summary_version(&head[pinned]).is_some()
-                || head.len() == pinned;
-            if expected_head {
-                self.summary = head.get(pinned).cloned();
-                self.replaced = full.len() - suffix - pinned;
+            if !self.carry.absorb(full.len(), &effective, &outcome.messages) {
+                on_problem("the compacted prompt cannot be carried to the next turn");
             }
             on_compact(report);
             self.reports.push(report.clone());
@@ -305,6 +232,15 @@ impl RunHistory {
         self.compactor
             .counter_mut()
             .calibrate(estimate, reported_input_tokens);
+    }
+
+    /// The counting model and its reported/estimated ratio, once a
+    /// provider has reported usage.
+    pub(super) fn calibration(&self) -> Option<(String, f64)> {
+        let counter = self.compactor.counter();
+        counter
+            .calibration_ratio()
+            .map(|r| (counter.model_name().to_string(), r))
     }
 }
 

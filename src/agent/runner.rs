@@ -44,7 +44,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::history::{session_state, HistorySettings, RunHistory};
+use super::history::{HistorySettings, RunHistory};
 use super::message::{ChatMessage, ChatRequest, Usage};
 use super::parse::{extract_program, ExtractionRule, NO_CODE_INSTRUCTION};
 use super::prompt::{system_prompt, PromptOptions};
@@ -52,8 +52,8 @@ use super::provider::{LlmProvider, ProviderError};
 use super::signature_check::{check, return_mismatch, type_source};
 use super::transcript::{TranscriptEntry, TranscriptToolCall};
 use crate::compression::{
-    build_messages, debug_view, turns_left, CompressionSetting, CompressionStats, Message,
-    RenderContext, DEFAULT_MAX_TURNS,
+    build_messages, debug_view, session_state, turns_left, CompressionSetting, CompressionStats,
+    Message, RenderContext, DEFAULT_MAX_TURNS,
 };
 use crate::eval::Limits;
 use crate::history::{Event, Report};
@@ -292,6 +292,10 @@ pub struct AgentRun {
     /// Every decision of the history layer (pre-flight estimates,
     /// triggers, summaries, errors), in order.
     pub history_events: Vec<Event>,
+    /// The counting model and the running ratio of the input tokens the
+    /// provider reported to our estimates (`None` without compaction or
+    /// without reported usage).
+    pub token_calibration: Option<(String, f64)>,
     pub duration: Duration,
 }
 
@@ -591,6 +595,7 @@ impl Agent {
                 _ => {}
             }
         }
+        let token_calibration = history.as_ref().and_then(RunHistory::calibration);
         let (compactions, history_events) =
             history.map_or_else(Default::default, |h| (h.reports, h.events));
         AgentRun {
@@ -601,6 +606,7 @@ impl Agent {
             compression,
             compactions,
             history_events,
+            token_calibration,
             duration: started.elapsed(),
         }
     }

@@ -38,6 +38,7 @@ mod coalesced;
 mod debug;
 pub mod format;
 mod full;
+mod state;
 
 use std::fmt;
 use std::sync::Arc;
@@ -50,6 +51,7 @@ use crate::value::Value;
 pub use coalesced::SingleUserCoalesced;
 pub use debug::{debug_view, stats_box, write_turn};
 pub use full::full_history;
+pub use state::session_state;
 
 /// `max_turns` when none is given (SS-002).
 pub const DEFAULT_MAX_TURNS: usize = 5;

@@ -31,6 +31,7 @@
 //! assert!(out.messages[1].content.as_deref().unwrap().starts_with("<COMPACT-SUMMARY v1>"));
 //! ```
 
+mod carry;
 mod compact;
 mod count;
 mod digest;
@@ -41,6 +42,7 @@ mod summary;
 mod units;
 mod window;
 
+pub use carry::Carry;
 pub use compact::{CompactError, Compactor, Context, EventSink, Outcome, Report, Trigger};
 pub use count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME};
 pub use digest::Digest;

@@ -42,6 +42,16 @@ pub(super) const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     (":tokens", "", "token counts of the next prompt, by section"),
     (
+        ":budget",
+        "",
+        "the next prompt's tokens against the context budget",
+    ),
+    (
+        ":compact",
+        "NOTE?",
+        "compact the next prompt now (older turns become a summary)",
+    ),
+    (
         ":save",
         "FILE",
         "write the user/ definitions as a prelude file",
@@ -275,6 +285,12 @@ impl Repl {
                 self.out.line(&self.tokens_text());
                 false
             }
+            ":budget" => {
+                let text = self.budget_text();
+                self.out.line(&text);
+                false
+            }
+            ":compact" => self.compact_now(arg),
             ":save" => self.save(arg),
             ":load" => self.load(arg),
             ":reset" => match self.reset() {
@@ -446,9 +462,14 @@ impl Repl {
         out
     }
 
-    /// The messages of the next prompt, as the configured compression
-    /// renders them.
-    fn next_prompt(&self) -> Vec<Message> {
+    /// The messages of the next prompt: as the configured compression
+    /// renders them, with the compaction in force applied.
+    pub(super) fn next_prompt(&self) -> Vec<Message> {
+        self.with_carry(self.render_prompt())
+    }
+
+    /// The next prompt as the configured compression renders it.
+    pub(super) fn render_prompt(&self) -> Vec<Message> {
         let ctx = RenderContext::for_session(
             &self.session,
             self.config.mission.clone(),

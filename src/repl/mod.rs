@@ -22,6 +22,7 @@
 //! std::process::exit(code);
 //! ```
 
+mod budget;
 mod commands;
 mod editor;
 mod piped;
@@ -34,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::compression::{CompressionSetting, DEFAULT_MAX_TURNS};
+use crate::history::{Carry, Compactor, Policy};
 use crate::session::{Session, Turn, TurnOutcome};
 
 use print::{Printer, Source};
@@ -58,6 +60,10 @@ pub struct ReplConfig {
     /// empty for none. The binary supplies the agent's, so this module
     /// needs no dependency on `agent`.
     pub system_prompt: String,
+    /// The token budget `:budget` checks and `:compact` compacts to.
+    pub policy: Policy,
+    /// The model whose tokenizer `:budget` counts with.
+    pub counting_model: String,
 }
 
 impl Default for ReplConfig {
@@ -69,6 +75,8 @@ impl Default for ReplConfig {
             mission: String::new(),
             compression: CompressionSetting::On,
             system_prompt: String::new(),
+            policy: Policy::default(),
+            counting_model: "gpt-4o".into(),
         }
     }
 }
@@ -102,6 +110,10 @@ struct Repl {
     /// The interrupt flag of the current session; the Ctrl-C handler
     /// reads this slot, so `:reset` only has to replace its contents.
     interrupt: Arc<Mutex<Arc<AtomicBool>>>,
+    /// Counts and compacts the next prompt (`:budget`, `:compact`).
+    compactor: Compactor,
+    /// The compaction in force over the next prompts.
+    carry: Carry,
 }
 
 impl Repl {
@@ -114,12 +126,16 @@ impl Repl {
     ) -> Result<Self, String> {
         let mut session = new_session()?;
         let interrupt = Arc::new(Mutex::new(session.interrupt_handle()));
+        let compactor = Compactor::new(&config.counting_model, config.policy.clone())
+            .map_err(|e| e.to_string())?;
         let mut repl = Repl {
             config,
             new_session,
             session,
             out,
             interrupt,
+            compactor,
+            carry: Carry::new(budget::PINNED),
         };
         repl.run_prelude();
         Ok(repl)
@@ -209,6 +225,7 @@ impl Repl {
         let mut session = (self.new_session)()?;
         let flag = session.interrupt_handle();
         self.session = session;
+        self.carry.reset();
         if let Ok(mut slot) = self.interrupt.lock() {
             *slot = flag;
         }
