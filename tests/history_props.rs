@@ -226,3 +226,70 @@ proptest! {
         }
     }
 }
+
+/// A small deterministic generator (xorshift), so the soak needs no
+/// extra dependency and replays exactly.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// 1,000 simulated agent sessions: each step appends a user message,
+/// tool calls with results of random sizes and an answer, and every
+/// request goes through the pre-flight check first. No request may be
+/// over the model's context (a context-limit error), and compaction must
+/// never fail while the protected part is small.
+#[test]
+fn soak_1000_sessions_zero_context_limit_errors() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut compactions = 0;
+    for session in 0..1_000 {
+        let max = 3_000 + rng.below(6_000) as usize;
+        let policy = Policy {
+            max_context_tokens: max,
+            hard_cap_buffer: max / 10,
+            keep_recent_turns: 1 + rng.below(6) as usize,
+            keep_tool_io_pairs: 1 + rng.below(4) as usize,
+            max_summary_tokens: 100 + rng.below(200) as usize,
+            ..Policy::default()
+        };
+        let mut c = Compactor::new("gpt-4o", policy).unwrap();
+        let mut h = vec![Message::system(words(20 + rng.below(60) as usize, session))];
+        let mut id = 0;
+        for step in 0..25 {
+            h.push(Message::user(words(5 + rng.below(60) as usize, step)));
+            for _ in 0..rng.below(3) {
+                id += 1;
+                let call = format!("c{id}");
+                h.push(Message::tool_call([(
+                    call.as_str(),
+                    "read_file",
+                    r#"{"path":"src/x.rs"}"#,
+                )]));
+                h.push(Message::tool_result(
+                    call,
+                    words(rng.below(120) as usize, step),
+                ));
+            }
+            let out = c.preflight(&h, &Digest).expect("compaction succeeds");
+            assert!(
+                out.tokens.total() <= max,
+                "session {session} step {step}: {} tokens sent to a {max}-token model",
+                out.tokens.total()
+            );
+            compactions += usize::from(out.report.is_some());
+            h = out.messages;
+            h.push(Message::assistant(words(5 + rng.below(80) as usize, step)));
+        }
+    }
+    assert!(
+        compactions >= 500,
+        "the soak must compact often: {compactions}"
+    );
+}
