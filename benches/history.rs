@@ -7,8 +7,12 @@
 
 use std::hint::black_box;
 
+use std::sync::Arc;
+
 use criterion::{criterion_group, criterion_main, Criterion};
+use ptc_lisp::agent::{Agent, AgentConfig, HistorySettings, ScriptedProvider};
 use ptc_lisp::history::{Compactor, Context, Digest, Message, Policy, TokenCounter};
+use ptc_lisp::session::Session;
 
 /// 400 messages, about 320 tokens each: user requests, tool calls with
 /// their results, and answers.
@@ -88,5 +92,55 @@ fn bench(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench);
+/// An agent run whose whole history grows past 3x a 128k window: 600
+/// turns of about 750 tokens each (a program and its printed output,
+/// which the full history caps per turn). Panics if any request is over
+/// budget. Returns the compaction rounds and the whole history's tokens.
+fn agent_session() -> (usize, usize) {
+    let turns = 600;
+    let mut replies: Vec<String> = (0..turns - 1)
+        .map(|i| {
+            format!(
+                "```clojure\n(def step{i} {i})\n(println (apply str (repeat 1200 \"row{i} \")))\n```"
+            )
+        })
+        .collect();
+    replies.push("```clojure\n(return step7)\n```".into());
+    let provider = Arc::new(ScriptedProvider::new(replies));
+    let mut settings = HistorySettings::new(Policy::default());
+    settings.counting_model = Some("gpt-4o".into());
+    let config = AgentConfig::new("Print every row, then return step7.")
+        .with_max_turns(turns)
+        .with_history(settings);
+    let mut agent = Agent::new(provider.clone(), Session::new(), config).unwrap();
+    let run = agent.run();
+    assert!(run.succeeded());
+    let mut counter = TokenCounter::new("gpt-4o");
+    for request in provider.requests() {
+        let messages: Vec<Message> = request.messages.into_iter().map(Message::from).collect();
+        let tokens = counter.count(&messages).total();
+        assert!(
+            tokens <= Policy::default().budget(),
+            "{tokens} tokens over budget"
+        );
+    }
+    // The history the model would have been sent without compaction.
+    let (whole, _) = agent.next_messages();
+    let whole: Vec<Message> = whole.into_iter().map(Message::from).collect();
+    (run.compactions.len(), counter.count(&whole).total())
+}
+
+fn bench_agent(c: &mut Criterion) {
+    let (rounds, whole) = agent_session();
+    eprintln!(
+        "agent session: a {whole}-token history ({:.1}x a 128k window), {rounds} compaction rounds, never over budget",
+        whole as f64 / 128_000.0
+    );
+    let mut group = c.benchmark_group("agent");
+    group.sample_size(10);
+    group.bench_function("agent_session_3x_128k_window", |b| b.iter(agent_session));
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_agent);
 criterion_main!(benches);

@@ -373,3 +373,43 @@ fn agent_cli_prints_one_line_per_compaction() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn with_compression_the_compressed_prompt_is_counted() {
+    let provider = Arc::new(ScriptedProvider::new(vec![
+        "```clojure\n(def a 1)\n```".into(),
+        "```clojure\n(return a)\n```".into(),
+    ]));
+    let mut settings = HistorySettings::new(Policy::default());
+    settings.counting_model = Some("gpt-4o".into());
+    let config = AgentConfig::new("Return a.")
+        .with_max_turns(3)
+        .with_compression(true)
+        .with_history(settings);
+    let mut agent = Agent::new(provider.clone(), Session::new(), config).unwrap();
+    let run = agent.run();
+    assert!(run.succeeded());
+    let estimates: Vec<usize> = run
+        .history_events
+        .iter()
+        .filter_map(|e| match e {
+            ptc_lisp::history::Event::TokenEstimate { t_est, .. } => Some(*t_est),
+            _ => None,
+        })
+        .collect();
+    let mut counter = TokenCounter::new("gpt-4o");
+    let sent: Vec<usize> = provider
+        .requests()
+        .into_iter()
+        .map(|r| {
+            assert_eq!(
+                r.messages.len(),
+                2,
+                "system and one compressed user message"
+            );
+            let messages: Vec<Message> = r.messages.into_iter().map(Message::from).collect();
+            counter.count(&messages).total()
+        })
+        .collect();
+    assert_eq!(estimates, sent);
+}

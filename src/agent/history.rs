@@ -261,3 +261,64 @@ fn strip(messages: Vec<Message>) -> Vec<ChatMessage> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::ScriptedProvider;
+    use crate::tokens::TokenModel;
+
+    fn request<'a>(strategy: Strategy, messages: &'a [Message]) -> SummaryRequest<'a> {
+        SummaryRequest {
+            strategy,
+            max_tokens: 300,
+            messages,
+            previous: Some("earlier facts"),
+            state: Some("defined total : integer"),
+            note: Some("user-requested"),
+            model: TokenModel::for_model("gpt-4o"),
+        }
+    }
+
+    #[test]
+    fn llm_summaries_ask_at_temperature_zero_with_the_strategy() {
+        let provider = Arc::new(ScriptedProvider::new(vec!["Goal: ship.".into()]));
+        let summarizer = LlmSummarizer::new(provider.clone());
+        let messages = [
+            Message::user("Fix src/lib.rs"),
+            Message::tool_call([("c1", "read_file", r#"{"path":"src/lib.rs"}"#)]),
+            Message::tool_result("c1", "fn main() {}"),
+        ];
+        let text = summarizer
+            .summarize(&request(Strategy::DecisionLog, &messages))
+            .unwrap();
+        assert_eq!(text, "Goal: ship.");
+        let sent = &provider.requests()[0];
+        assert_eq!(sent.temperature, Some(0.0));
+        assert_eq!(sent.max_tokens, Some(300));
+        let prompt = &sent.messages[1].content;
+        assert!(prompt.contains("chronological ledger"), "{prompt}");
+        for part in [
+            "earlier facts",
+            "defined total : integer",
+            "user-requested",
+            "[user] Fix src/lib.rs",
+            "call read_file({\"path\":\"src/lib.rs\"})",
+        ] {
+            assert!(prompt.contains(part), "{part} missing from {prompt}");
+        }
+    }
+
+    #[test]
+    fn refusals_and_failures_are_told_apart() {
+        let provider = Arc::new(ScriptedProvider::new(vec![
+            "I'm sorry, I can't help with that.".into(),
+        ]));
+        let summarizer = LlmSummarizer::new(provider);
+        let r = summarizer.summarize(&request(Strategy::TaskState, &[]));
+        assert!(matches!(r, Err(SummaryError::Refused(_))), "{r:?}");
+        let exhausted = LlmSummarizer::new(Arc::new(ScriptedProvider::new(vec![])));
+        let r = exhausted.summarize(&request(Strategy::TaskState, &[]));
+        assert!(matches!(r, Err(SummaryError::Failed(_))), "{r:?}");
+    }
+}
