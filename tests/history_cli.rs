@@ -2,37 +2,12 @@
 //! (good and bad), and compaction inside the agent loop, through the
 //! library and through `ptc agent` with a scripted model.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use crate::util::{ptc, text};
 use std::sync::Arc;
 
 use ptc_lisp::agent::{Agent, AgentConfig, HistorySettings, ScriptedProvider};
 use ptc_lisp::history::{parse_jsonl, summary_version, Message, Policy, Role, TokenCounter};
 use ptc_lisp::session::Session;
-
-fn ptc(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ptc runs");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A coding session: system, protected developer note, 40 turns each
 /// with a user request, two tool calls with results and an answer.

@@ -238,17 +238,6 @@ mod tests {
     }
 
     #[test]
-    fn budget_calculation_with_buffer_reserve() {
-        let p = Policy {
-            max_context_tokens: 128_000,
-            hard_cap_buffer: 1_500,
-            ..Policy::default()
-        };
-        assert_eq!(p.budget(), 126_500);
-        assert_eq!(p.trigger_tokens(), 108_800);
-    }
-
-    #[test]
     fn validation_names_the_field_path() {
         let p = Policy {
             trigger_pct: 1.5,
