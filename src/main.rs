@@ -347,19 +347,41 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
             Ok(p) => std::sync::Arc::from(p),
             Err(e) => return usage_error(&e.to_string()),
         };
+    let session_id = args.budget.session_id();
+    let loaded = match args
+        .budget
+        .load(ptc_lisp::history::config::Overrides::default())
+    {
+        Ok(l) => l,
+        Err(e) => return usage_error(&e),
+    };
+    let history_config = loaded.config;
+    let redactor = match history_config.redactor() {
+        Ok(r) => r,
+        Err(e) => return usage_error(&e),
+    };
+    let recorder =
+        match ptc_lisp::history::recorder::Recorder::from_config(&history_config, &session_id) {
+            Ok(r) => std::sync::Arc::new(std::sync::Mutex::new(r)),
+            Err(e) => return usage_error(&e),
+        };
     let history = if args.no_compaction {
         None
     } else {
-        match args.budget.policy() {
-            Ok(policy) => {
-                let mut settings = ptc_lisp::agent::HistorySettings::new(policy);
-                if args.budget.summary == cli::budget::SummaryKind::Llm {
-                    settings.summary = ptc_lisp::agent::SummaryMode::Llm(provider.clone());
-                }
-                Some(settings)
-            }
-            Err(e) => return usage_error(&e),
+        let mut settings = ptc_lisp::agent::HistorySettings::new(history_config.policy());
+        settings.counting_model = history_config.model.clone();
+        settings.recorder = Some(recorder.clone());
+        if history_config.summary.mode == ptc_lisp::history::config::SummaryMode::Llm {
+            let summarizer = match &history_config.summary.llm {
+                None => provider.clone(),
+                Some(spec) => match provider_from_spec(spec, ProviderOptions::default()) {
+                    Ok(p) => std::sync::Arc::from(p),
+                    Err(e) => return usage_error(&e.to_string()),
+                },
+            };
+            settings.summary = ptc_lisp::agent::SummaryMode::Llm(summarizer);
         }
+        Some(settings)
     };
     let compression = if !args.compression {
         CompressionSetting::Off
@@ -403,8 +425,12 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     let mut agent = agent.with_progress(CliProgress {
         quiet: args.quiet,
         transcript,
+        redactor,
     });
     let run = agent.run();
+    if let Ok(mut r) = recorder.lock() {
+        r.finish();
+    }
     if args.debug {
         eprintln!("{}", run.debug_view());
     }
@@ -474,6 +500,8 @@ struct CliProgress {
         PathBuf,
         ptc_lisp::agent::TranscriptWriter<std::io::BufWriter<std::fs::File>>,
     )>,
+    /// Secrets are redacted from the transcript (copy on export).
+    redactor: Option<ptc_lisp::history::redact::Redactor>,
 }
 
 impl ptc_lisp::agent::Progress for CliProgress {
@@ -485,7 +513,14 @@ impl ptc_lisp::agent::Progress for CliProgress {
 
     fn turn_finished(&mut self, report: &ptc_lisp::agent::TurnReport<'_>) {
         if let Some((path, writer)) = &mut self.transcript {
-            if let Err(e) = writer.write(&report.transcript_entry()) {
+            let entry = report.transcript_entry();
+            let written = match &self.redactor {
+                Some(r) => {
+                    writer.write_json(&r.json(&serde_json::to_value(&entry).unwrap_or_default()))
+                }
+                None => writer.write(&entry),
+            };
+            if let Err(e) = written {
                 eprintln!(
                     "warning: cannot write the transcript `{}`: {e}; it stops here",
                     path.display()

@@ -3,10 +3,11 @@
 //! mission message protected, the interpreter's state fed to the
 //! summary), and the LLM summarizer that uses our providers.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::message::{ChatMessage, ChatRequest};
 use super::provider::LlmProvider;
+use crate::history::recorder::Recorder;
 use crate::history::{
     Carry, Compactor, Context, Digest, Event, Message, Policy, Report, Strategy, Summarizer,
     SummaryError, SummaryRequest,
@@ -36,9 +37,11 @@ impl std::fmt::Debug for SummaryMode {
 pub struct HistorySettings {
     pub policy: Policy,
     pub summary: SummaryMode,
-    /// The model whose tokenizer counts (`gpt-4o` when the run names no
-    /// model).
+    /// The model whose tokenizer counts (the run's model, or the
+    /// provider's name, when `None`).
     pub counting_model: Option<String>,
+    /// Where events and archives of compaction rounds go, if anywhere.
+    pub recorder: Option<Arc<Mutex<Recorder>>>,
 }
 
 impl HistorySettings {
@@ -47,6 +50,7 @@ impl HistorySettings {
             policy,
             summary: SummaryMode::Digest,
             counting_model: None,
+            recorder: None,
         }
     }
 }
@@ -158,6 +162,7 @@ pub(super) struct RunHistory {
     compactor: Compactor,
     summarizer: Box<dyn Summarizer + Send>,
     carry: Carry,
+    recorder: Option<Arc<Mutex<Recorder>>>,
     pub(super) reports: Vec<Report>,
     pub(super) events: Vec<Event>,
     /// The estimate of the last request sent, for calibration.
@@ -181,6 +186,7 @@ impl RunHistory {
             compactor,
             summarizer,
             carry: Carry::new(PINNED),
+            recorder: settings.recorder.clone(),
             reports: Vec::new(),
             events: Vec::new(),
             last_estimate: 0,
@@ -206,7 +212,13 @@ impl RunHistory {
         let outcome = self
             .compactor
             .preflight_with(&effective, self.summarizer.as_ref(), context);
-        self.events.extend(self.compactor.take_events());
+        let events = self.compactor.take_events();
+        if let Some(recorder) = &self.recorder {
+            if let Ok(mut r) = recorder.lock() {
+                r.events(&events);
+            }
+        }
+        self.events.extend(events);
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(error) => {
@@ -219,6 +231,19 @@ impl RunHistory {
         if let Some(report) = &outcome.report {
             if !self.carry.absorb(full.len(), &effective, &outcome.messages) {
                 on_problem("the compacted prompt cannot be carried to the next turn");
+            }
+            if let Some(recorder) = &self.recorder {
+                if let Ok(mut r) = recorder.lock() {
+                    let strategy = self.compactor.policy().strategy;
+                    r.round(
+                        &effective,
+                        &outcome.messages,
+                        report,
+                        strategy.as_str(),
+                        &self.summarizer.name(),
+                        None,
+                    );
+                }
             }
             on_compact(report);
             self.reports.push(report.clone());

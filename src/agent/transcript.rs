@@ -96,6 +96,13 @@ impl<W: Write> TranscriptWriter<W> {
         self.out.flush()
     }
 
+    /// Write an entry already turned into JSON (a redacted copy, say).
+    pub fn write_json(&mut self, entry: &serde_json::Value) -> std::io::Result<()> {
+        serde_json::to_writer(&mut self.out, entry)?;
+        self.out.write_all(b"\n")?;
+        self.out.flush()
+    }
+
     pub fn into_inner(self) -> W {
         self.out
     }

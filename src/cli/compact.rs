@@ -15,7 +15,10 @@ use ptc_lisp::history::{
     StructureError, Summarizer, Window, WindowPolicy,
 };
 
-use super::budget::{BudgetArgs, SummaryKind};
+use ptc_lisp::history::config::{Overrides, SummaryMode};
+use ptc_lisp::history::recorder::Recorder;
+
+use super::budget::BudgetArgs;
 
 #[derive(Debug, Args)]
 pub struct CompactArgs {
@@ -25,14 +28,14 @@ pub struct CompactArgs {
     #[arg(short, long, value_name = "OUT.jsonl")]
     pub output: Option<PathBuf>,
     /// The model whose tokenizer counts (o200k for gpt-4o and newer,
-    /// cl100k for gpt-4 and gpt-3.5, an approximation for others)
-    #[arg(long, value_name = "M", default_value = "gpt-4o")]
-    pub model: String,
+    /// cl100k for gpt-4 and gpt-3.5, an approximation for others) [default: gpt-4o]
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
     #[command(flatten)]
     pub budget: BudgetArgs,
-    /// Tool call/result groups kept verbatim
-    #[arg(long, value_name = "N", default_value_t = 4)]
-    pub keep_tool_io_pairs: usize,
+    /// Tool call/result groups kept verbatim [default: 4]
+    #[arg(long, value_name = "N")]
+    pub keep_tool_io_pairs: Option<usize>,
     /// First apply a sliding window of at most N messages (seed 003)
     #[arg(long, value_name = "N")]
     pub window_max_messages: Option<usize>,
@@ -96,31 +99,40 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         };
         return bad_input(&format!("{name}:line {line}: {what}"));
     }
-    let policy = match args.budget.policy() {
-        Ok(p) => ptc_lisp::history::Policy {
-            keep_tool_io_pairs: args.keep_tool_io_pairs,
-            ..p
-        },
+    let mut extra = Overrides::default();
+    if let Some(model) = &args.model {
+        extra.set("model", "--model", model);
+    }
+    if let Some(n) = args.keep_tool_io_pairs {
+        extra.set("policy.keep_tool_io_pairs", "--keep-tool-io-pairs", n);
+    }
+    if let Some(spec) = &args.llm {
+        extra.set("summary.llm", "--llm", spec);
+    }
+    let config = match args.budget.load(extra) {
+        Ok(loaded) => loaded.config,
         Err(e) => return bad_input(&e),
     };
-    if let Err(e) = policy.validate("") {
-        return bad_input(&format!("--{}", e.to_string().replace('_', "-")));
-    }
-    let summarizer: Box<dyn Summarizer> = match (args.budget.summary, &args.llm) {
-        (SummaryKind::Digest, _) => Box::new(Digest),
-        (SummaryKind::Llm, None) => {
+    let summarizer: Box<dyn Summarizer> = match (config.summary.mode, &config.summary.llm) {
+        (SummaryMode::Digest, _) => Box::new(Digest),
+        (SummaryMode::Llm, None) => {
             return bad_input("--summary llm needs --llm SPEC (the model that writes the summary)")
         }
-        (SummaryKind::Llm, Some(spec)) => {
+        (SummaryMode::Llm, Some(spec)) => {
             match provider_from_spec(spec, ProviderOptions::default()) {
                 Ok(p) => Box::new(LlmSummarizer::new(Arc::from(p))),
                 Err(e) => return bad_input(&e.to_string()),
             }
         }
     };
-    let mut compactor = match Compactor::new(&args.model, policy) {
+    let model = config.model.clone().unwrap_or_else(|| "gpt-4o".to_string());
+    let mut compactor = match Compactor::new(&model, config.policy()) {
         Ok(c) => c,
         Err(e) => return bad_input(&e.to_string()),
+    };
+    let mut recorder = match Recorder::from_config(&config, &args.budget.session_id()) {
+        Ok(r) => r,
+        Err(e) => return bad_input(&e),
     };
     if let Some(path) = &args.tools_schema {
         let schema = std::fs::read_to_string(path)
@@ -145,7 +157,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
                 preserve_last_n: args.window_last,
                 ..WindowPolicy::default()
             },
-            &args.model,
+            &model,
         );
         match window.trim(&current) {
             Ok(trim) => {
@@ -173,11 +185,25 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     let outcome = match outcome {
         Ok(o) => o,
         Err(e) => {
+            recorder.events(&compactor.take_events());
+            recorder.finish();
             eprintln!("error: {e}");
             return ExitCode::from(1);
         }
     };
     let events = compactor.take_events();
+    recorder.events(&events);
+    if let Some(report) = &outcome.report {
+        recorder.round(
+            &current,
+            &outcome.messages,
+            report,
+            config.policy.strategy.as_str(),
+            &summarizer.name(),
+            args.manual.as_deref(),
+        );
+    }
+    recorder.finish();
     eprintln!("before: {}", breakdown_line(original_len, &before));
     match &outcome.report {
         Some(report) => {

@@ -31,14 +31,20 @@
 //! assert!(out.messages[1].content.as_deref().unwrap().starts_with("<COMPACT-SUMMARY v1>"));
 //! ```
 
+pub mod archive;
 mod carry;
 mod compact;
+pub mod config;
 mod count;
 mod digest;
 pub mod event;
 mod message;
 mod policy;
+pub mod recorder;
+pub mod redact;
+pub mod s3;
 mod summary;
+pub mod trace;
 mod units;
 mod window;
 

@@ -1,0 +1,754 @@
+//! The history layer's configuration: one structure with seed 004's keys
+//! and defaults, read in layers with figment: defaults, then a TOML, YAML
+//! or JSON file (by extension), then `COMPACT_*` environment variables,
+//! then command-line flags. Errors name the field path, the value, the
+//! allowed range and where the value came from; unknown keys get a
+//! did-you-mean. This module reads files and the environment.
+
+use std::path::{Path, PathBuf};
+
+use figment::providers::{Format, Json as JsonFile, Toml, Yaml};
+use figment::value::{Dict, Map, Value};
+use figment::{Figment, Metadata, Profile, Provider};
+use serde::{Deserialize, Serialize};
+
+use super::message::Role;
+use super::policy::{Policy, Strategy, WindowPolicy};
+use super::redact::Redactor;
+
+/// Who writes summaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SummaryMode {
+    #[default]
+    Digest,
+    Llm,
+}
+
+/// Seed 004's `policy` section (the budget's `max_context_tokens` is a
+/// top-level key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicySection {
+    pub trigger_pct: f64,
+    pub hard_cap_buffer: usize,
+    pub keep_recent_turns: usize,
+    pub keep_tool_io_pairs: usize,
+    pub roles_never_prune: Vec<Role>,
+    pub strategy: Strategy,
+    pub max_summary_tokens: usize,
+}
+
+impl Default for PolicySection {
+    fn default() -> Self {
+        let p = Policy::default();
+        PolicySection {
+            trigger_pct: p.trigger_pct,
+            hard_cap_buffer: p.hard_cap_buffer,
+            keep_recent_turns: p.keep_recent_turns,
+            keep_tool_io_pairs: p.keep_tool_io_pairs,
+            roles_never_prune: p.roles_never_prune,
+            strategy: p.strategy,
+            max_summary_tokens: p.max_summary_tokens,
+        }
+    }
+}
+
+/// The `summary` section.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SummarySection {
+    pub mode: SummaryMode,
+    /// The provider for `mode = "llm"` (`openai:MODEL`, ...); the agent's
+    /// own model when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<String>,
+}
+
+/// The `events` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EventsSection {
+    /// A JSON Lines file events are appended to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// A base URL events are posted to (`{url}/ingest`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Events waiting to be posted beyond which new ones are dropped.
+    pub queue: usize,
+    /// Each POST's time limit, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for EventsSection {
+    fn default() -> Self {
+        EventsSection {
+            file: None,
+            url: None,
+            queue: 1024,
+            timeout_ms: 2000,
+        }
+    }
+}
+
+/// Where archives go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Adapter {
+    /// No archive.
+    #[default]
+    None,
+    Fs,
+    S3,
+}
+
+/// The `storage` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageSection {
+    pub adapter: Adapter,
+    /// The archive directory for `fs`.
+    pub path: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bucket: Option<String>,
+    pub prefix: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    pub region: String,
+}
+
+impl Default for StorageSection {
+    fn default() -> Self {
+        StorageSection {
+            adapter: Adapter::None,
+            path: PathBuf::from(".compact/archive"),
+            bucket: None,
+            prefix: String::new(),
+            endpoint: None,
+            region: "us-east-1".into(),
+        }
+    }
+}
+
+/// The `redaction` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedactionSection {
+    pub enabled: bool,
+    /// Extra regexes; a first capture group is kept.
+    pub patterns: Vec<String>,
+}
+
+impl Default for RedactionSection {
+    fn default() -> Self {
+        RedactionSection {
+            enabled: true,
+            patterns: Vec::new(),
+        }
+    }
+}
+
+/// The whole configuration of the history layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The model whose tokenizer counts (`gpt-4o` for `ptc compact`, the
+    /// run's own model for `ptc agent`, when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub max_context_tokens: usize,
+    pub policy: PolicySection,
+    /// Seed 003's window; `max_messages = 0` (the default here) is off.
+    pub window: WindowPolicy,
+    pub summary: SummarySection,
+    pub events: EventsSection,
+    pub storage: StorageSection,
+    pub redaction: RedactionSection,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            model: None,
+            max_context_tokens: Policy::default().max_context_tokens,
+            policy: PolicySection::default(),
+            window: WindowPolicy {
+                max_messages: 0,
+                ..WindowPolicy::default()
+            },
+            summary: SummarySection::default(),
+            events: EventsSection::default(),
+            storage: StorageSection::default(),
+            redaction: RedactionSection::default(),
+        }
+    }
+}
+
+impl Config {
+    /// The compaction policy these settings describe.
+    pub fn policy(&self) -> Policy {
+        let p = &self.policy;
+        Policy {
+            max_context_tokens: self.max_context_tokens,
+            trigger_pct: p.trigger_pct,
+            hard_cap_buffer: p.hard_cap_buffer,
+            keep_recent_turns: p.keep_recent_turns,
+            keep_tool_io_pairs: p.keep_tool_io_pairs,
+            roles_never_prune: p.roles_never_prune.clone(),
+            strategy: p.strategy,
+            max_summary_tokens: p.max_summary_tokens,
+        }
+    }
+
+    /// The redactor these settings ask for (`None`: redaction off).
+    pub fn redactor(&self) -> Result<Option<Redactor>, String> {
+        if !self.redaction.enabled {
+            return Ok(None);
+        }
+        Redactor::new(&self.redaction.patterns)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Range checks: (field path, value as written, what is allowed).
+    fn problems(&self) -> Vec<(&'static str, String, String)> {
+        let mut out = Vec::new();
+        let p = &self.policy;
+        if self.max_context_tokens < 100 {
+            out.push((
+                "max_context_tokens",
+                self.max_context_tokens.to_string(),
+                "must be at least 100".to_string(),
+            ));
+        }
+        if !(p.trigger_pct > 0.0 && p.trigger_pct <= 1.0) {
+            out.push((
+                "policy.trigger_pct",
+                p.trigger_pct.to_string(),
+                "must be between 0.0 and 1.0 (above 0)".to_string(),
+            ));
+        }
+        if p.hard_cap_buffer >= self.max_context_tokens {
+            out.push((
+                "policy.hard_cap_buffer",
+                p.hard_cap_buffer.to_string(),
+                format!(
+                    "must be below max_context_tokens ({})",
+                    self.max_context_tokens
+                ),
+            ));
+        }
+        if p.keep_recent_turns == 0 {
+            out.push((
+                "policy.keep_recent_turns",
+                "0".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        if p.keep_tool_io_pairs == 0 {
+            out.push((
+                "policy.keep_tool_io_pairs",
+                "0".into(),
+                "must be at least 1".into(),
+            ));
+        }
+        let budget = self.max_context_tokens.saturating_sub(p.hard_cap_buffer);
+        if p.max_summary_tokens < 16 || p.max_summary_tokens >= budget.max(17) {
+            out.push((
+                "policy.max_summary_tokens",
+                p.max_summary_tokens.to_string(),
+                format!("must be between 16 and the budget (max_context_tokens - hard_cap_buffer = {budget})"),
+            ));
+        }
+        if self.events.queue == 0 {
+            out.push(("events.queue", "0".into(), "must be at least 1".into()));
+        }
+        if !(1..=60_000).contains(&self.events.timeout_ms) {
+            out.push((
+                "events.timeout_ms",
+                self.events.timeout_ms.to_string(),
+                "must be between 1 and 60000".into(),
+            ));
+        }
+        if let Some(url) = &self.events.url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                out.push((
+                    "events.url",
+                    format!("{url:?}"),
+                    "must start with http:// or https://".into(),
+                ));
+            }
+        }
+        if self.storage.adapter == Adapter::S3
+            && self.storage.bucket.as_deref().is_none_or(str::is_empty)
+        {
+            out.push((
+                "storage.bucket",
+                "(none)".into(),
+                "is required when storage.adapter is \"s3\"".into(),
+            ));
+        }
+        if self.summary.mode == SummaryMode::Llm && self.summary.llm.as_deref() == Some("") {
+            out.push((
+                "summary.llm",
+                "\"\"".into(),
+                "must name a provider (openai:MODEL, anthropic:MODEL, script:FILE)".into(),
+            ));
+        }
+        if let Err(e) = Redactor::new(&self.redaction.patterns) {
+            out.push((
+                "redaction.patterns",
+                format!("{:?}", e.pattern),
+                format!("must be regular expressions: {}", e.message),
+            ));
+        }
+        out
+    }
+}
+
+/// Each environment variable and the field it sets.
+pub const ENV_VARS: &[(&str, &str)] = &[
+    ("COMPACT_MODEL", "model"),
+    ("COMPACT_MAX_CONTEXT_TOKENS", "max_context_tokens"),
+    ("COMPACT_TRIGGER_PCT", "policy.trigger_pct"),
+    ("COMPACT_HARD_CAP_BUFFER", "policy.hard_cap_buffer"),
+    ("COMPACT_KEEP_RECENT_TURNS", "policy.keep_recent_turns"),
+    ("COMPACT_KEEP_TOOL_IO_PAIRS", "policy.keep_tool_io_pairs"),
+    ("COMPACT_ROLES_NEVER_PRUNE", "policy.roles_never_prune"),
+    ("COMPACT_STRATEGY", "policy.strategy"),
+    ("COMPACT_MAX_SUMMARY_TOKENS", "policy.max_summary_tokens"),
+    ("COMPACT_WINDOW_MAX_MESSAGES", "window.max_messages"),
+    (
+        "COMPACT_WINDOW_SUMMARIZE_ON_TRIM",
+        "window.summarize_on_trim",
+    ),
+    ("COMPACT_WINDOW_PRESERVE_FIRST_N", "window.preserve_first_n"),
+    ("COMPACT_WINDOW_PRESERVE_LAST_N", "window.preserve_last_n"),
+    (
+        "COMPACT_WINDOW_SUMMARY_EVERY_EVICTED",
+        "window.summary_every_evicted",
+    ),
+    ("COMPACT_SUMMARY_MODE", "summary.mode"),
+    ("COMPACT_SUMMARY_LLM", "summary.llm"),
+    ("COMPACT_EVENTS_FILE", "events.file"),
+    ("COMPACT_EVENTS_URL", "events.url"),
+    ("COMPACT_EVENTS_QUEUE", "events.queue"),
+    ("COMPACT_EVENTS_TIMEOUT_MS", "events.timeout_ms"),
+    ("COMPACT_STORAGE_ADAPTER", "storage.adapter"),
+    ("COMPACT_STORAGE_PATH", "storage.path"),
+    ("COMPACT_STORAGE_BUCKET", "storage.bucket"),
+    ("COMPACT_STORAGE_PREFIX", "storage.prefix"),
+    ("COMPACT_STORAGE_ENDPOINT", "storage.endpoint"),
+    ("COMPACT_STORAGE_REGION", "storage.region"),
+    ("COMPACT_REDACTION_ENABLED", "redaction.enabled"),
+    ("COMPACT_REDACTION_PATTERNS", "redaction.patterns"),
+];
+
+/// The file read when no `--config` is given, if it exists.
+pub const DEFAULT_FILE: &str = "ptc.toml";
+
+/// A provider of fixed values with a name of our choosing (defaults,
+/// command-line flags).
+struct Named {
+    name: &'static str,
+    dict: Dict,
+}
+
+impl Provider for Named {
+    fn metadata(&self) -> Metadata {
+        Metadata::named(self.name)
+    }
+
+    fn data(&self) -> Result<Map<Profile, Dict>, figment::Error> {
+        Ok(Profile::Default.collect(self.dict.clone()))
+    }
+}
+
+const DEFAULTS: &str = "default";
+const FLAGS: &str = "command line";
+
+/// Command-line values, by field path (`policy.trigger_pct`), each as
+/// the flag that set it and its value.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    entries: Vec<(String, String, Value)>,
+}
+
+impl Overrides {
+    /// Set `path` from `flag` (`--trigger-pct`).
+    pub fn set(&mut self, path: &str, flag: &str, value: impl Serialize) {
+        if let Ok(v) = Value::serialize(value) {
+            self.entries.push((path.to_string(), flag.to_string(), v));
+        }
+    }
+
+    /// Add every entry of `other` (later entries win).
+    pub fn extend(&mut self, other: Overrides) {
+        self.entries.extend(other.entries);
+    }
+
+    fn dict(&self) -> Dict {
+        let mut root = Dict::new();
+        for (path, _, value) in &self.entries {
+            insert_path(&mut root, path, value.clone());
+        }
+        root
+    }
+
+    fn flag_of(&self, path: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(p, _, _)| p == path)
+            .map(|(_, f, _)| f.as_str())
+    }
+}
+
+fn insert_path(dict: &mut Dict, path: &str, value: Value) {
+    match path.split_once('.') {
+        None => {
+            dict.insert(path.to_string(), value);
+        }
+        Some((head, rest)) => {
+            let entry = dict
+                .entry(head.to_string())
+                .or_insert_with(|| Value::from(Dict::new()));
+            if let Value::Dict(_, inner) = entry {
+                insert_path(inner, rest, value);
+            }
+        }
+    }
+}
+
+/// The configuration as loaded, with where each value came from.
+#[derive(Debug)]
+pub struct Loaded {
+    pub config: Config,
+    /// The file read, if any.
+    pub file: Option<PathBuf>,
+    figment: Figment,
+    overrides: Overrides,
+}
+
+/// Why a configuration could not be loaded; each line names a field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .problems.join("\n"))]
+pub struct ConfigError {
+    pub problems: Vec<String>,
+}
+
+impl Loaded {
+    /// Where the value at `path` came from: `default`, a file (with its
+    /// line when it can be found), an environment variable or a flag.
+    pub fn source_of(&self, path: &str) -> String {
+        source_label(&self.figment, &self.overrides, self.file.as_deref(), path)
+    }
+
+    /// Every leaf setting as `(path, value as TOML, source)`, in the
+    /// structure's order.
+    pub fn entries(&self) -> Vec<(String, String, String)> {
+        let mut leaves = Vec::new();
+        let json = serde_json::to_value(&self.config).unwrap_or_default();
+        leaves_of(&json, "", &mut leaves);
+        leaves
+            .into_iter()
+            .map(|(path, value)| {
+                let source = self.source_of(&path);
+                (path, toml_value(&value), source)
+            })
+            .collect()
+    }
+}
+
+fn leaves_of(json: &serde_json::Value, prefix: &str, out: &mut Vec<(String, serde_json::Value)>) {
+    match json {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaves_of(v, &path, out);
+            }
+        }
+        leaf => out.push((prefix.to_string(), leaf.clone())),
+    }
+}
+
+fn toml_value(json: &serde_json::Value) -> String {
+    match json {
+        serde_json::Value::String(s) => format!("{s:?}"),
+        serde_json::Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(toml_value).collect::<Vec<_>>().join(", ")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+fn source_label(
+    figment: &Figment,
+    overrides: &Overrides,
+    file: Option<&Path>,
+    path: &str,
+) -> String {
+    let Some(meta) = figment.find_metadata(path) else {
+        return DEFAULTS.into();
+    };
+    if meta.name == FLAGS {
+        return overrides.flag_of(path).unwrap_or(FLAGS).to_string();
+    }
+    if meta.name == DEFAULTS {
+        return DEFAULTS.into();
+    }
+    if meta.name.contains("environment") {
+        return ENV_VARS
+            .iter()
+            .find(|(_, p)| *p == path)
+            .map_or_else(|| "environment".to_string(), |(v, _)| (*v).to_string());
+    }
+    match file {
+        Some(file) => match line_of(file, path) {
+            Some(line) => format!("{}:{line}", file.display()),
+            None => file.display().to_string(),
+        },
+        None => meta.name.to_string(),
+    }
+}
+
+/// The line of `path`'s last key in a config file (the first line
+/// assigning it after its section header, when there is one).
+fn line_of(file: &Path, path: &str) -> Option<usize> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let (section, key) = match path.rsplit_once('.') {
+        Some((s, k)) => (Some(s), k),
+        None => (None, path),
+    };
+    let mut in_section = section.is_none();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if let Some(s) = section {
+            let last = s.rsplit('.').next().unwrap_or(s);
+            if t == format!("[{s}]")
+                || t.trim_end_matches(':') == last
+                || t.starts_with(&format!("\"{last}\""))
+            {
+                in_section = true;
+                continue;
+            }
+        }
+        let assigns = t
+            .trim_start_matches('"')
+            .strip_prefix(key)
+            .is_some_and(|rest| {
+                rest.trim_start_matches('"')
+                    .trim_start()
+                    .starts_with(['=', ':'])
+            });
+        if assigns && (in_section || t.starts_with(&format!("{}.", section.unwrap_or("")))) {
+            return Some(i + 1);
+        }
+        if section.is_some()
+            && in_section
+            && t.starts_with('[')
+            && !t.starts_with("[[")
+            && t != format!("[{}]", section.unwrap_or(""))
+        {
+            in_section = path.starts_with(t.trim_matches(['[', ']']));
+        }
+    }
+    // Dotted keys (`policy.trigger_pct = ...`) at the top level.
+    text.lines()
+        .position(|l| {
+            l.trim_start().starts_with(&format!("{path} "))
+                || l.trim_start().starts_with(&format!("{path}="))
+        })
+        .map(|i| i + 1)
+}
+
+/// Read the configuration: defaults, then `file` (or `ptc.toml` in the
+/// working directory if it exists), then `COMPACT_*` variables, then
+/// `overrides`.
+pub fn load(file: Option<&Path>, overrides: Overrides) -> Result<Loaded, ConfigError> {
+    let env: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    load_with_env(file, overrides, &env)
+}
+
+/// [`load`] with the environment given as a list of variables.
+pub fn load_with_env(
+    file: Option<&Path>,
+    overrides: Overrides,
+    env: &[(String, String)],
+) -> Result<Loaded, ConfigError> {
+    let var = |name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+    let file = match file {
+        Some(f) => {
+            if !f.exists() {
+                return Err(ConfigError {
+                    problems: vec![format!(
+                        "cannot read the configuration `{}`: no such file",
+                        f.display()
+                    )],
+                });
+            }
+            Some(f.to_path_buf())
+        }
+        None => Some(PathBuf::from(DEFAULT_FILE)).filter(|p| p.exists()),
+    };
+    let defaults = Named {
+        name: DEFAULTS,
+        dict: match Value::serialize(Config::default()) {
+            Ok(Value::Dict(_, d)) => d,
+            _ => Dict::new(),
+        },
+    };
+    let mut figment = Figment::new().merge(defaults);
+    if let Some(f) = &file {
+        let ext = f
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        figment = match ext.as_str() {
+            "toml" => figment.merge(Toml::file_exact(f)),
+            "yaml" | "yml" => figment.merge(Yaml::file_exact(f)),
+            "json" => figment.merge(JsonFile::file_exact(f)),
+            _ => {
+                return Err(ConfigError {
+                    problems: vec![format!(
+                        "`{}`: unknown configuration format (use .toml, .yaml, .yml or .json)",
+                        f.display()
+                    )],
+                })
+            }
+        };
+    }
+    // Environment: only the documented names; an unknown COMPACT_ name is
+    // an error.
+    let mut problems = Vec::new();
+    let mut env_dict = Dict::new();
+    for (name, _) in env {
+        if name.starts_with("COMPACT_") && !ENV_VARS.iter().any(|(v, _)| *v == name) {
+            let names = ENV_VARS.iter().map(|(v, _)| *v);
+            let hint = crate::error::suggest(name, names)
+                .first()
+                .map(|s| format!(" (did you mean {s}?)"))
+                .unwrap_or_default();
+            problems.push(format!("{name}: unknown environment variable{hint}"));
+        }
+    }
+    for (name, path) in ENV_VARS {
+        let Some(raw) = var(name) else { continue };
+        let value = if path.ends_with("roles_never_prune") || path.ends_with("patterns") {
+            let trimmed = raw.trim().trim_start_matches('[').trim_end_matches(']');
+            let items: Vec<Value> = if trimmed.trim().is_empty() {
+                Vec::new()
+            } else if path.ends_with("patterns") {
+                vec![Value::from(raw.clone())]
+            } else {
+                trimmed
+                    .split(',')
+                    .map(|s| Value::from(s.trim().to_string()))
+                    .collect()
+            };
+            Value::from(items)
+        } else {
+            raw.parse::<Value>()
+                .unwrap_or_else(|_| Value::from(raw.clone()))
+        };
+        insert_path(&mut env_dict, path, value);
+    }
+    figment = figment.merge(Named {
+        name: "environment variable",
+        dict: env_dict,
+    });
+    figment = figment.merge(Named {
+        name: FLAGS,
+        dict: overrides.dict(),
+    });
+    let config: Config = match figment.extract() {
+        Ok(c) => c,
+        Err(errors) => {
+            for e in errors {
+                problems.push(describe(&e, &figment, &overrides, file.as_deref()));
+            }
+            return Err(ConfigError { problems });
+        }
+    };
+    for (path, value, rule) in config.problems() {
+        let source = source_label(&figment, &overrides, file.as_deref(), path);
+        problems.push(format!("{path} = {value} (from {source}) {rule}"));
+    }
+    if !problems.is_empty() {
+        return Err(ConfigError { problems });
+    }
+    Ok(Loaded {
+        config,
+        file,
+        figment,
+        overrides,
+    })
+}
+
+fn describe(
+    e: &figment::Error,
+    figment: &Figment,
+    overrides: &Overrides,
+    file: Option<&Path>,
+) -> String {
+    use figment::error::Kind;
+    let path = e.path.join(".");
+    match &e.kind {
+        Kind::UnknownField(field, expected) => {
+            let full = if path.is_empty() {
+                field.clone()
+            } else {
+                format!("{path}.{field}")
+            };
+            let hint = crate::error::suggest(field, expected.iter().copied())
+                .first()
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            let source = match file {
+                Some(f) => match line_of(f, &full) {
+                    Some(line) => format!("{}:{line}", f.display()),
+                    None => f.display().to_string(),
+                },
+                None => "configuration".into(),
+            };
+            format!(
+                "{full}: unknown key (in {source}){hint}; the keys here are {}",
+                expected.join(", ")
+            )
+        }
+        kind => {
+            let source = source_label(figment, overrides, file, &path);
+            format!("{path}: {kind} (from {source})")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sensible_defaults() {
+        let loaded = load_with_env(
+            Some(Path::new("/dev/null/none.toml")),
+            Overrides::default(),
+            &[],
+        );
+        assert!(loaded.is_err(), "a named file must exist");
+        let c = Config::default();
+        assert_eq!(c.policy(), Policy::default());
+        assert!(c.redaction.enabled);
+        assert_eq!(c.storage.adapter, Adapter::None);
+    }
+}

@@ -1,0 +1,195 @@
+//! The S3-compatible archive backend: objects written with presigned PUT
+//! requests (rusty-s3 signs, our HTTP client sends). Credentials come
+//! from `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and
+//! `AWS_SESSION_TOKEN`; the endpoint and region from the configuration
+//! or `AWS_ENDPOINT_URL` and `AWS_REGION`.
+//!
+//! S3 has no append: `events.jsonl` is kept in memory and written whole
+//! after each event.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
+
+use super::archive::Store;
+
+/// Where and how to reach the bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct S3Location {
+    pub bucket: String,
+    /// A key prefix (no leading or trailing `/`), may be empty.
+    pub prefix: String,
+    /// `https://s3.REGION.amazonaws.com` when `None`.
+    pub endpoint: Option<String>,
+    pub region: String,
+}
+
+impl S3Location {
+    /// Parse `s3://bucket/prefix`; the endpoint and region come from
+    /// `AWS_ENDPOINT_URL` and `AWS_REGION` (default `us-east-1`).
+    pub fn parse(url: &str) -> Result<S3Location, String> {
+        let rest = url
+            .strip_prefix("s3://")
+            .ok_or_else(|| format!("`{url}` is not an s3://bucket/prefix address"))?;
+        let (bucket, prefix) = rest.split_once('/').unwrap_or((rest, ""));
+        if bucket.is_empty() {
+            return Err(format!("`{url}` names no bucket"));
+        }
+        Ok(S3Location {
+            bucket: bucket.to_string(),
+            prefix: prefix.trim_matches('/').to_string(),
+            endpoint: std::env::var("AWS_ENDPOINT_URL")
+                .ok()
+                .filter(|s| !s.is_empty()),
+            region: std::env::var("AWS_REGION")
+                .ok()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "us-east-1".into()),
+        })
+    }
+}
+
+/// Writes objects to one bucket.
+pub struct S3Store {
+    location: S3Location,
+    bucket: Bucket,
+    credentials: Option<Credentials>,
+    agent: ureq::Agent,
+    appended: HashMap<String, Vec<u8>>,
+}
+
+impl std::fmt::Debug for S3Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Store")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl S3Store {
+    /// A store for `location`, with credentials from the environment
+    /// (anonymous requests when there are none).
+    pub fn new(location: S3Location) -> Result<S3Store, String> {
+        let endpoint = location
+            .endpoint
+            .clone()
+            .unwrap_or_else(|| format!("https://s3.{}.amazonaws.com", location.region));
+        let url =
+            url::Url::parse(&endpoint).map_err(|e| format!("bad S3 endpoint `{endpoint}`: {e}"))?;
+        let bucket = Bucket::new(
+            url,
+            UrlStyle::Path,
+            location.bucket.clone(),
+            location.region.clone(),
+        )
+        .map_err(|e| format!("bad S3 bucket `{}` at `{endpoint}`: {e:?}", location.bucket))?;
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .new_agent();
+        Ok(S3Store {
+            location,
+            bucket,
+            credentials: Credentials::from_env(),
+            agent,
+            appended: HashMap::new(),
+        })
+    }
+
+    fn object_key(&self, key: &str) -> String {
+        if self.location.prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}/{key}", self.location.prefix)
+        }
+    }
+
+    fn put_object(&self, key: &str, bytes: &[u8]) -> Result<String, String> {
+        let object = self.object_key(key);
+        let url = self
+            .bucket
+            .put_object(self.credentials.as_ref(), &object)
+            .sign(Duration::from_secs(300));
+        let response =
+            self.agent.put(url.as_str()).send(bytes).map_err(|e| {
+                format!("cannot upload s3://{}/{object}: {e}", self.location.bucket)
+            })?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Err(format!(
+                "cannot upload s3://{}/{object}: HTTP {status}",
+                self.location.bucket
+            ));
+        }
+        Ok(format!("s3://{}/{object}", self.location.bucket))
+    }
+
+    /// Read an object back (for checks and tests).
+    pub fn get(&self, key: &str) -> Result<Vec<u8>, String> {
+        let object = self.object_key(key);
+        let url = self
+            .bucket
+            .get_object(self.credentials.as_ref(), &object)
+            .sign(Duration::from_secs(300));
+        let mut response = self
+            .agent
+            .get(url.as_str())
+            .call()
+            .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket))?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            return Err(format!(
+                "cannot read s3://{}/{object}: HTTP {status}",
+                self.location.bucket
+            ));
+        }
+        response
+            .body_mut()
+            .read_to_vec()
+            .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket))
+    }
+
+    /// Create the bucket (for tests against a fresh server).
+    pub fn create_bucket(&self) -> Result<(), String> {
+        let credentials = self
+            .credentials
+            .as_ref()
+            .ok_or("creating a bucket needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")?;
+        let url = self
+            .bucket
+            .create_bucket(credentials)
+            .sign(Duration::from_secs(300));
+        let response = self
+            .agent
+            .put(url.as_str())
+            .send_empty()
+            .map_err(|e| format!("cannot create bucket {}: {e}", self.location.bucket))?;
+        match response.status().as_u16() {
+            200..=299 | 409 => Ok(()),
+            status => Err(format!(
+                "cannot create bucket {}: HTTP {status}",
+                self.location.bucket
+            )),
+        }
+    }
+}
+
+impl Store for S3Store {
+    fn adapter(&self) -> &'static str {
+        "s3"
+    }
+
+    fn put(&mut self, key: &str, bytes: &[u8]) -> Result<String, String> {
+        self.put_object(key, bytes)
+    }
+
+    fn append(&mut self, key: &str, line: &[u8]) -> Result<String, String> {
+        let mut whole = self.appended.remove(key).unwrap_or_default();
+        whole.extend_from_slice(line);
+        let result = self.put_object(key, &whole);
+        self.appended.insert(key.to_string(), whole);
+        result
+    }
+}
