@@ -59,6 +59,10 @@ enum Command {
     /// budget: protected messages and recent turns kept, the rest
     /// summarized
     Compact(Box<cli::compact::CompactArgs>),
+    /// Show or check the history layer's configuration (`ptc.toml`,
+    /// `COMPACT_*` variables)
+    #[command(subcommand)]
+    Config(cli::config::ConfigCommand),
 }
 
 #[derive(Args)]
@@ -105,8 +109,13 @@ fn main() -> ExitCode {
         }
         Some(Command::Agent(args)) => agent_command(&args),
         Some(Command::Compact(args)) => cli::compact::run(&args),
+        Some(Command::Config(command)) => cli::config::run(&command),
         None => {
             let args = cli.repl;
+            let (history, recorder) = match repl_history(&args.budget) {
+                Ok(h) => h,
+                Err(e) => return usage_error(&e),
+            };
             let config = ptc_lisp::repl::ReplConfig {
                 prelude: args.prelude.clone(),
                 max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
@@ -118,13 +127,44 @@ fn main() -> ExitCode {
                         signature: None,
                     },
                 ),
+                policy: history.policy(),
+                counting_model: history.model.unwrap_or_else(|| "gpt-4o".into()),
+                recorder: Some(recorder.clone()),
                 ..ptc_lisp::repl::ReplConfig::default()
             };
             let run = args.run;
             let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
+            if let Ok(mut r) = recorder.lock() {
+                r.finish();
+            }
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// The REPL's history-layer configuration and the recorder of its
+/// `:compact` rounds. `:compact` writes digests, so `--summary llm` is
+/// refused rather than ignored.
+fn repl_history(
+    budget: &cli::budget::BudgetArgs,
+) -> Result<
+    (
+        ptc_lisp::history::config::Config,
+        std::sync::Arc<std::sync::Mutex<ptc_lisp::history::recorder::Recorder>>,
+    ),
+    String,
+> {
+    use ptc_lisp::history::config::{Overrides, SummaryMode};
+    let config = budget.load(Overrides::default())?.config;
+    if config.summary.mode == SummaryMode::Llm {
+        return Err(
+            "the REPL's :compact writes deterministic digests; summary.mode \"llm\" is for `ptc agent` and `ptc compact`"
+                .into(),
+        );
+    }
+    let recorder =
+        ptc_lisp::history::recorder::Recorder::from_config(&config, &budget.session_id())?;
+    Ok((config, std::sync::Arc::new(std::sync::Mutex::new(recorder))))
 }
 
 fn read_stdin() -> Result<String, String> {
@@ -669,6 +709,10 @@ struct ReplArgs {
     /// Tool calls the compressed context keeps [default: 20]
     #[arg(long, value_name = "N")]
     tool_call_limit: Option<usize>,
+    /// The token budget of `:budget` and `:compact`, and where their
+    /// events and archives go
+    #[command(flatten)]
+    budget: cli::budget::BudgetArgs,
 }
 
 impl ReplArgs {

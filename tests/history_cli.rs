@@ -156,7 +156,8 @@ fn compact_cli_names_the_line_and_field_of_bad_input() {
     let out = ptc(&["compact", "-", "--trigger-pct", "1.5"], Some(""));
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("--trigger-pct must be 0.0-1.0"),
+        text(&out.stderr)
+            .contains("policy.trigger_pct = 1.5 (from --trigger-pct) must be between 0.0 and 1.0"),
         "{}",
         text(&out.stderr)
     );
@@ -343,7 +344,7 @@ fn agent_cli_prints_one_line_per_compaction() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("--trigger-pct must be"),
+        text(&out.stderr).contains("policy.trigger_pct = 0 (from --trigger-pct) must be"),
         "{}",
         text(&out.stderr)
     );

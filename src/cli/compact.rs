@@ -12,7 +12,7 @@ use clap::Args;
 use ptc_lisp::agent::{provider_from_spec, LlmSummarizer, ProviderOptions};
 use ptc_lisp::history::{
     parse_jsonl_numbered, to_jsonl, units, Breakdown, Compactor, Context, Digest, Message,
-    StructureError, Summarizer, Window, WindowPolicy,
+    StructureError, Summarizer, Window,
 };
 
 use ptc_lisp::history::config::{Overrides, SummaryMode};
@@ -36,25 +36,16 @@ pub struct CompactArgs {
     /// Tool call/result groups kept verbatim [default: 4]
     #[arg(long, value_name = "N")]
     pub keep_tool_io_pairs: Option<usize>,
-    /// First apply a sliding window of at most N messages (seed 003)
+    /// First apply a sliding window of at most N messages (seed 003;
+    /// 0: off) [default: 0]
     #[arg(long, value_name = "N")]
     pub window_max_messages: Option<usize>,
-    /// With --window-max-messages: messages at the start always kept
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 1,
-        requires = "window_max_messages"
-    )]
-    pub window_first: usize,
-    /// With --window-max-messages: messages at the end always kept
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 20,
-        requires = "window_max_messages"
-    )]
-    pub window_last: usize,
+    /// With the window: messages at the start always kept [default: 1]
+    #[arg(long, value_name = "N")]
+    pub window_first: Option<usize>,
+    /// With the window: messages at the end always kept [default: 20]
+    #[arg(long, value_name = "N")]
+    pub window_last: Option<usize>,
     /// The provider for `--summary llm`: `openai:MODEL`, `anthropic:MODEL`
     /// or `script:FILE`
     #[arg(long, value_name = "SPEC")]
@@ -109,6 +100,15 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     if let Some(spec) = &args.llm {
         extra.set("summary.llm", "--llm", spec);
     }
+    if let Some(n) = args.window_max_messages {
+        extra.set("window.max_messages", "--window-max-messages", n);
+    }
+    if let Some(n) = args.window_first {
+        extra.set("window.preserve_first_n", "--window-first", n);
+    }
+    if let Some(n) = args.window_last {
+        extra.set("window.preserve_last_n", "--window-last", n);
+    }
     let config = match args.budget.load(extra) {
         Ok(loaded) => loaded.config,
         Err(e) => return bad_input(&e),
@@ -149,17 +149,12 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     let before = compactor.counter_mut().count(&messages);
     let original_len = messages.len();
     let mut current = messages;
-    if let Some(max) = args.window_max_messages {
-        let mut window = Window::new(
-            WindowPolicy {
-                max_messages: max,
-                preserve_first_n: args.window_first,
-                preserve_last_n: args.window_last,
-                ..WindowPolicy::default()
-            },
-            &model,
-        );
-        match window.trim(&current) {
+    if config.window.max_messages > 0 {
+        let max = config.window.max_messages;
+        let mut window = Window::new(config.window.clone(), &model);
+        let trimmed = window.trim_with(&current, summarizer.as_ref());
+        recorder.events(&window.take_events());
+        match trimmed {
             Ok(trim) => {
                 if let Some(w) = &trim.warning {
                     eprintln!("warning: {w}");

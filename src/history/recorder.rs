@@ -78,6 +78,10 @@ impl Recorder {
                 Some(Archive::new(files, session_id, config.redactor()?))
             }
         };
+        if !config.redaction.enabled {
+            // Announced now, before anything (a transcript too) is exported.
+            tracer.before_export();
+        }
         Ok(Recorder { tracer, archive })
     }
 

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::compression::{self, session_state};
-use crate::history::{Context, Digest, Message};
+use crate::history::{Context, Digest, Message, Outcome, Summarizer};
 
 use super::Repl;
 
@@ -102,7 +102,26 @@ impl Repl {
         let outcome = self
             .compactor
             .manual_compact(&effective, note, &Digest, context);
-        self.compactor.take_events();
+        let events = self.compactor.take_events();
+        if let Some(Ok(mut recorder)) = self.config.recorder.as_ref().map(|r| r.lock()) {
+            recorder.events(&events);
+            if let Ok(Outcome {
+                report: Some(report),
+                messages,
+                ..
+            }) = &outcome
+            {
+                let strategy = self.compactor.policy().strategy;
+                recorder.round(
+                    &effective,
+                    messages,
+                    report,
+                    strategy.as_str(),
+                    &Digest.name(),
+                    Some(note),
+                );
+            }
+        }
         match outcome {
             Ok(outcome) => match &outcome.report {
                 Some(report) if self.carry.absorb(full.len(), &effective, &outcome.messages) => {

@@ -35,6 +35,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::compression::{CompressionSetting, DEFAULT_MAX_TURNS};
+use crate::history::recorder::Recorder;
 use crate::history::{Carry, Compactor, Policy};
 use crate::session::{Session, Turn, TurnOutcome};
 
@@ -64,6 +65,9 @@ pub struct ReplConfig {
     pub policy: Policy,
     /// The model whose tokenizer `:budget` counts with.
     pub counting_model: String,
+    /// Where `:compact`'s events and archived rounds go, if anywhere
+    /// (shared so the caller can flush it after the REPL ends).
+    pub recorder: Option<Arc<Mutex<Recorder>>>,
 }
 
 impl Default for ReplConfig {
@@ -77,6 +81,7 @@ impl Default for ReplConfig {
             system_prompt: String::new(),
             policy: Policy::default(),
             counting_model: "gpt-4o".into(),
+            recorder: None,
         }
     }
 }
