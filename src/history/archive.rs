@@ -25,6 +25,12 @@ pub trait Store: Send {
     fn put(&mut self, key: &str, bytes: &[u8]) -> Result<String, String>;
     /// Add `line` to the end of object `key`.
     fn append(&mut self, key: &str, line: &[u8]) -> Result<String, String>;
+    /// Whether object `key` exists, so that a session archived again by
+    /// a later process numbers its rounds after the earlier ones instead
+    /// of overwriting them. A store that cannot tell answers `false`.
+    fn exists(&mut self, _key: &str) -> Result<bool, String> {
+        Ok(false)
+    }
 }
 
 /// A directory: each file is written to a temporary file, flushed to
@@ -104,6 +110,12 @@ impl Store for DirStore {
         result.map_err(|e| format!("cannot append to `{}`: {e}", path.display()))?;
         Ok(path.display().to_string())
     }
+
+    fn exists(&mut self, key: &str) -> Result<bool, String> {
+        let path = self.root.join(key);
+        path.try_exists()
+            .map_err(|e| format!("cannot look for `{}`: {e}", path.display()))
+    }
 }
 
 /// What `summary-{step}.json` holds.
@@ -128,6 +140,8 @@ pub struct Archive {
     session_id: String,
     redactor: Option<Redactor>,
     step: u32,
+    /// Whether `step` has been moved past the rounds already in the store.
+    resumed: bool,
 }
 
 impl std::fmt::Debug for Archive {
@@ -161,6 +175,7 @@ impl Archive {
             session_id: session_id.into(),
             redactor,
             step: 0,
+            resumed: false,
         }
     }
 
@@ -168,13 +183,32 @@ impl Archive {
         self.store.adapter()
     }
 
-    /// Rounds saved so far.
+    /// The number of the last round saved or attempted (after the rounds
+    /// an earlier process archived for this session, once one was saved).
     pub fn steps(&self) -> u32 {
         self.step
     }
 
     fn key(&self, name: &str) -> String {
         format!("{}/{name}", self.session_id)
+    }
+
+    fn transcript_key(&self, step: u32) -> String {
+        self.key(&format!("transcript-pre-compact-{step:03}.jsonl"))
+    }
+
+    /// The number of the next round: after the rounds this archive
+    /// saved, and (looked up once) after those an earlier process saved
+    /// for the same session, whose transcripts are already in the store.
+    fn next_step(&mut self) -> Result<u32, String> {
+        if !self.resumed {
+            while self.store.exists(&self.transcript_key(self.step + 1))? {
+                self.step += 1;
+            }
+            self.resumed = true;
+        }
+        self.step += 1;
+        Ok(self.step)
     }
 
     /// Save one round: the transcript before compaction, then the
@@ -186,8 +220,14 @@ impl Archive {
         before: &[Message],
         summary: &SummaryRecord,
     ) -> Result<Vec<Saved>, String> {
-        self.step += 1;
-        let step = self.step;
+        let step = match self.next_step() {
+            Ok(step) => step,
+            Err(e) => {
+                // Counted all the same, so messages name the round.
+                self.step += 1;
+                return Err(e);
+            }
+        };
         let mut transcript = String::new();
         for m in before {
             let m = match &self.redactor {
@@ -198,7 +238,7 @@ impl Archive {
             transcript.push('\n');
         }
         let mut saved = Vec::new();
-        let key = self.key(&format!("transcript-pre-compact-{step:03}.jsonl"));
+        let key = self.transcript_key(step);
         let location = self.store.put(&key, transcript.as_bytes())?;
         saved.push(Saved {
             step,

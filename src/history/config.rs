@@ -254,7 +254,8 @@ impl Config {
             ));
         }
         let budget = self.max_context_tokens.saturating_sub(p.hard_cap_buffer);
-        if p.max_summary_tokens < 16 || p.max_summary_tokens >= budget.max(17) {
+        // With no budget at all, the buffer's problem is the one to fix.
+        if budget > 0 && (p.max_summary_tokens < 16 || p.max_summary_tokens >= budget.max(17)) {
             out.push((
                 "policy.max_summary_tokens",
                 p.max_summary_tokens.to_string(),
@@ -343,6 +344,20 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("COMPACT_STORAGE_REGION", "storage.region"),
     ("COMPACT_REDACTION_ENABLED", "redaction.enabled"),
     ("COMPACT_REDACTION_PATTERNS", "redaction.patterns"),
+];
+
+/// The fields whose values are text: their variables are taken as
+/// written, never parsed as numbers or booleans.
+const TEXT_PATHS: &[&str] = &[
+    "model",
+    "summary.llm",
+    "events.file",
+    "events.url",
+    "storage.path",
+    "storage.bucket",
+    "storage.prefix",
+    "storage.endpoint",
+    "storage.region",
 ];
 
 /// The file read when no `--config` is given, if it exists.
@@ -496,6 +511,15 @@ fn source_label(
     file: Option<&Path>,
     path: &str,
 ) -> String {
+    // A list element (`policy.roles_never_prune.1`) comes from where its
+    // list came from.
+    let mut path = path;
+    while let Some((parent, last)) = path.rsplit_once('.') {
+        if !last.chars().all(|c| c.is_ascii_digit()) {
+            break;
+        }
+        path = parent;
+    }
     let Some(meta) = figment.find_metadata(path) else {
         return DEFAULTS.into();
     };
@@ -520,54 +544,239 @@ fn source_label(
     }
 }
 
-/// The line of `path`'s last key in a config file (the first line
-/// assigning it after its section header, when there is one).
+/// The line of the key that sets `path` in a config file (1-based), or
+/// of the nearest enclosing key for a list element (`a.b.1` is at `a.b`).
 fn line_of(file: &Path, path: &str) -> Option<usize> {
     let text = std::fs::read_to_string(file).ok()?;
-    let (section, key) = match path.rsplit_once('.') {
-        Some((s, k)) => (Some(s), k),
-        None => (None, path),
+    let ext = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let keys = match ext.as_str() {
+        "toml" => toml_keys(&text),
+        "yaml" | "yml" => yaml_keys(&text),
+        _ => {
+            let mut out = Vec::new();
+            flow_keys(&text, &[], ':', 1, &mut out);
+            out
+        }
     };
-    let mut in_section = section.is_none();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim();
-        if let Some(s) = section {
-            let last = s.rsplit('.').next().unwrap_or(s);
-            if t == format!("[{s}]")
-                || t.trim_end_matches(':') == last
-                || t.starts_with(&format!("\"{last}\""))
-            {
-                in_section = true;
-                continue;
-            }
+    let mut path = path;
+    loop {
+        if let Some((_, line)) = keys.iter().find(|(p, _)| p == path) {
+            return Some(*line);
         }
-        let assigns = t
-            .trim_start_matches('"')
-            .strip_prefix(key)
-            .is_some_and(|rest| {
-                rest.trim_start_matches('"')
-                    .trim_start()
-                    .starts_with(['=', ':'])
-            });
-        if assigns && (in_section || t.starts_with(&format!("{}.", section.unwrap_or("")))) {
-            return Some(i + 1);
+        path = path.rsplit_once('.')?.0;
+    }
+}
+
+/// `line` without its comment (`#` outside quotes; in YAML only at the
+/// start or after a space, as YAML has it).
+fn strip_comment(line: &str, yaml: bool) -> &str {
+    let mut quote = None;
+    let mut prev = ' ';
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) if c == q && prev != '\\' => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '#' && (!yaml || prev.is_whitespace()) => return &line[..i],
+            None => {}
         }
-        if section.is_some()
-            && in_section
-            && t.starts_with('[')
-            && !t.starts_with("[[")
-            && t != format!("[{}]", section.unwrap_or(""))
-        {
-            in_section = path.starts_with(t.trim_matches(['[', ']']));
+        prev = c;
+    }
+    line
+}
+
+/// The parts of a dotted key (`a."b.c".d`), unquoted.
+fn key_parts(key: &str) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut part = String::new();
+    let mut quote = None;
+    for c in key.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => part.push(c),
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == '.' => parts.push(std::mem::take(&mut part).trim().to_string()),
+            None => part.push(c),
         }
     }
-    // Dotted keys (`policy.trigger_pct = ...`) at the top level.
-    text.lines()
-        .position(|l| {
-            l.trim_start().starts_with(&format!("{path} "))
-                || l.trim_start().starts_with(&format!("{path}="))
-        })
-        .map(|i| i + 1)
+    parts.push(part.trim().to_string());
+    parts
+}
+
+/// Every key of a TOML file with its line: `[section]` headers, plain,
+/// quoted and dotted keys, and the keys of inline tables.
+fn toml_keys(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut section: Vec<String> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = strip_comment(raw, false).trim();
+        if let Some(header) = t.strip_prefix('[') {
+            let header = header.trim_start_matches('[');
+            let header = header.split(']').next().unwrap_or("");
+            section = key_parts(header);
+            out.push((section.join("."), line));
+            continue;
+        }
+        let Some(eq) = outside_quotes(t, '=') else {
+            continue;
+        };
+        let mut path = section.clone();
+        path.extend(key_parts(&t[..eq]));
+        out.push((path.join("."), line));
+        let value = t[eq + 1..].trim_start();
+        if value.starts_with('{') {
+            flow_keys(value, &path, '=', line, &mut out);
+        }
+    }
+    out
+}
+
+/// Every key of a YAML file with its line, by indentation (block
+/// mappings) and inside flow mappings (`{a: 1}`).
+fn yaml_keys(text: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut open: Vec<(usize, String)> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let stripped = strip_comment(raw, true);
+        let t = stripped.trim();
+        if t.is_empty() || t.starts_with('-') || t.starts_with("...") {
+            continue;
+        }
+        let indent = stripped.len() - stripped.trim_start().len();
+        while open.last().is_some_and(|(n, _)| *n >= indent) {
+            open.pop();
+        }
+        if t.starts_with('{') {
+            let base: Vec<String> = open.iter().map(|(_, k)| k.clone()).collect();
+            flow_keys(t, &base, ':', line, &mut out);
+            continue;
+        }
+        let Some(colon) = yaml_colon(t) else {
+            continue;
+        };
+        let key = key_parts(&t[..colon]).join(".");
+        let mut path: Vec<String> = open.iter().map(|(_, k)| k.clone()).collect();
+        path.push(key.clone());
+        out.push((path.join("."), line));
+        let value = t[colon + 1..].trim();
+        if value.is_empty() {
+            open.push((indent, key));
+        } else if value.starts_with('{') {
+            flow_keys(value, &path, ':', line, &mut out);
+        }
+    }
+    out
+}
+
+/// Where a YAML key ends: the first `:` outside quotes followed by a
+/// space or the end of the line.
+fn yaml_colon(t: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = outside_quotes(&t[from..], ':').map(|i| i + from) {
+        if t[i + 1..].is_empty() || t[i + 1..].starts_with(char::is_whitespace) {
+            return Some(i);
+        }
+        from = i + 1;
+    }
+    None
+}
+
+/// The first `target` in `t` outside quotes.
+fn outside_quotes(t: &str, target: char) -> Option<usize> {
+    let mut quote = None;
+    let mut prev = ' ';
+    for (i, c) in t.char_indices() {
+        match quote {
+            Some(q) if c == q && prev != '\\' => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None if c == target => return Some(i),
+            None => {}
+        }
+        prev = c;
+    }
+    None
+}
+
+/// The keys of flow text (a JSON document, a TOML inline table, a YAML
+/// flow mapping) under `base`, with their lines counted from `first`;
+/// `sep` is what follows a key (`:` or `=`).
+fn flow_keys(text: &str, base: &[String], sep: char, first: usize, out: &mut Vec<(String, usize)>) {
+    // Each open container: is it an object, and did it push a key?
+    let mut frames: Vec<(bool, bool)> = Vec::new();
+    let mut path: Vec<String> = base.to_vec();
+    let mut token = String::new();
+    // The key whose value comes next, when there is one.
+    let mut pending: Option<String> = None;
+    let mut line = first;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            '"' | '\'' => {
+                token.clear();
+                let mut escaped = false;
+                for s in chars.by_ref() {
+                    if s == '\n' {
+                        line += 1;
+                    }
+                    if escaped {
+                        escaped = false;
+                    } else if s == '\\' && c == '"' {
+                        escaped = true;
+                        continue;
+                    } else if s == c {
+                        break;
+                    }
+                    token.push(s);
+                }
+            }
+            '{' | '[' => {
+                let pushed = match pending.take() {
+                    Some(key) => {
+                        path.push(key);
+                        true
+                    }
+                    None => false,
+                };
+                frames.push((c == '{', pushed));
+                token.clear();
+            }
+            '}' | ']' => {
+                if let Some((_, true)) = frames.pop() {
+                    path.pop();
+                }
+                pending = None;
+                token.clear();
+            }
+            ',' => {
+                pending = None;
+                token.clear();
+            }
+            c if c == sep
+                && pending.is_none()
+                && frames.last().is_some_and(|(object, _)| *object) =>
+            {
+                let key = std::mem::take(&mut token).trim().to_string();
+                let mut full = path.clone();
+                full.push(key.clone());
+                out.push((full.join("."), line));
+                pending = Some(key);
+            }
+            c if c.is_whitespace() => {}
+            c => {
+                if pending.is_none() {
+                    token.push(c);
+                }
+            }
+        }
+    }
 }
 
 /// Read the configuration: defaults, then `file` (or `ptc.toml` in the
@@ -658,8 +867,12 @@ pub fn load_with_env(
                     .collect()
             };
             Value::from(items)
+        } else if TEXT_PATHS.contains(path) {
+            // Text as written: a bucket named `2024` is not a number.
+            Value::from(raw.clone())
         } else {
-            raw.parse::<Value>()
+            raw.trim()
+                .parse::<Value>()
                 .unwrap_or_else(|_| Value::from(raw.clone()))
         };
         insert_path(&mut env_dict, path, value);
@@ -696,6 +909,22 @@ pub fn load_with_env(
     })
 }
 
+/// A field path as messages show it: list elements as `name[1]`.
+fn display_path(path: &str) -> String {
+    let mut out = String::new();
+    for part in path.split('.') {
+        if !out.is_empty() && part.chars().all(|c| c.is_ascii_digit()) {
+            out.push_str(&format!("[{part}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 fn describe(
     e: &figment::Error,
     figment: &Figment,
@@ -706,8 +935,11 @@ fn describe(
     let path = e.path.join(".");
     match &e.kind {
         Kind::UnknownField(field, expected) => {
+            // figment's path may or may not end with the field already.
             let full = if path.is_empty() {
                 field.clone()
+            } else if e.path.last() == Some(field) {
+                path.clone()
             } else {
                 format!("{path}.{field}")
             };
@@ -727,9 +959,30 @@ fn describe(
                 expected.join(", ")
             )
         }
+        // No field: the file itself could not be read or parsed.
+        kind if path.is_empty() => {
+            let source = match (file, e.metadata.as_ref()) {
+                (Some(f), _) => f.display().to_string(),
+                (None, Some(meta)) => meta.name.to_string(),
+                (None, None) => "configuration".into(),
+            };
+            format!("cannot read the configuration `{source}`: {kind}")
+        }
+        Kind::UnknownVariant(found, expected) => {
+            let source = source_label(figment, overrides, file, &path);
+            let hint = crate::error::suggest(found, expected.iter().copied())
+                .first()
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            format!(
+                "{}: unknown value `{found}` (from {source}){hint}; the values allowed are {}",
+                display_path(&path),
+                expected.join(", ")
+            )
+        }
         kind => {
             let source = source_label(figment, overrides, file, &path);
-            format!("{path}: {kind} (from {source})")
+            format!("{}: {kind} (from {source})", display_path(&path))
         }
     }
 }

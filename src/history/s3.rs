@@ -4,8 +4,8 @@
 //! `AWS_SESSION_TOKEN`; the endpoint and region from the configuration
 //! or `AWS_ENDPOINT_URL` and `AWS_REGION`.
 //!
-//! S3 has no append: `events.jsonl` is kept in memory and written whole
-//! after each event.
+//! S3 has no append: `events.jsonl` is read once (what earlier runs of
+//! the session wrote), kept in memory and written whole after each event.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -126,6 +126,33 @@ impl S3Store {
         Ok(format!("s3://{}/{object}", self.location.bucket))
     }
 
+    /// The object's bytes if it exists; `None` when it does not, or when
+    /// the credentials may not read it (403: then nothing is known of it).
+    fn get_if_readable(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
+        let object = self.object_key(key);
+        let url = self
+            .bucket
+            .get_object(self.credentials.as_ref(), &object)
+            .sign(Duration::from_secs(300));
+        let mut response = self
+            .agent
+            .get(url.as_str())
+            .call()
+            .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket))?;
+        match response.status().as_u16() {
+            200 => response
+                .body_mut()
+                .read_to_vec()
+                .map(Some)
+                .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket)),
+            403 | 404 => Ok(None),
+            status => Err(format!(
+                "cannot read s3://{}/{object}: HTTP {status}",
+                self.location.bucket
+            )),
+        }
+    }
+
     /// Read an object back (for checks and tests).
     pub fn get(&self, key: &str) -> Result<Vec<u8>, String> {
         let object = self.object_key(key);
@@ -186,10 +213,37 @@ impl Store for S3Store {
     }
 
     fn append(&mut self, key: &str, line: &[u8]) -> Result<String, String> {
-        let mut whole = self.appended.remove(key).unwrap_or_default();
+        let mut whole = match self.appended.remove(key) {
+            Some(whole) => whole,
+            None => self.get_if_readable(key)?.unwrap_or_default(),
+        };
         whole.extend_from_slice(line);
         let result = self.put_object(key, &whole);
         self.appended.insert(key.to_string(), whole);
         result
+    }
+
+    /// A HEAD request; 403 (no permission to list or read) counts as
+    /// absent, as nothing better is known.
+    fn exists(&mut self, key: &str) -> Result<bool, String> {
+        let object = self.object_key(key);
+        let url = self
+            .bucket
+            .head_object(self.credentials.as_ref(), &object)
+            .sign(Duration::from_secs(300));
+        let response = self.agent.head(url.as_str()).call().map_err(|e| {
+            format!(
+                "cannot look for s3://{}/{object}: {e}",
+                self.location.bucket
+            )
+        })?;
+        match response.status().as_u16() {
+            200..=299 => Ok(true),
+            403 | 404 => Ok(false),
+            status => Err(format!(
+                "cannot look for s3://{}/{object}: HTTP {status}",
+                self.location.bucket
+            )),
+        }
     }
 }
