@@ -809,8 +809,10 @@ fn http_export_to_a_server_that_is_down() {
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
 
+/// Seed 004, "Non-blocking tracing export", against a server that
+/// accepts connections and never answers.
 #[test]
-fn http_export_to_a_stalled_server() {
+fn non_blocking_tracing_export() {
     let server = Ingest::start(Answer::Stall);
     let dir = temp_dir("ingest-stall");
     let (out, elapsed) = run_agent(&dir, &["--events-url", &server.url()]);
@@ -822,7 +824,7 @@ fn http_export_to_a_stalled_server() {
         "the flush at exit is bounded: {err}"
     );
     assert!(!server.posts().is_empty(), "the exporter did try");
-    eprintln!("http_export_to_a_stalled_server: run {elapsed:?}");
+    eprintln!("non_blocking_tracing_export: run {elapsed:?}");
     // Run (under a second) + flush (2 s) + slack; blocking on each POST's
     // 2 s timeout would take over a minute.
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");

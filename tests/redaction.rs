@@ -840,3 +840,97 @@ proptest! {
         }
     }
 }
+
+// ----------------------------------------------------------------------
+// The seed's scenarios, by name.
+
+/// Seed 004, "Default redaction enabled": a configuration that says
+/// nothing of redaction redacts API keys, passwords, tokens and private
+/// keys.
+#[test]
+fn default_redaction_enabled() {
+    let r = config::Config::default()
+        .redactor()
+        .unwrap()
+        .expect("redaction is on by default");
+    let rsa = pem("RSA", &RSA_BODY);
+    for (text, secret) in [
+        ("api_key=sk-abc123", "sk-abc123"),
+        ("password: correct-horse-battery", "correct-horse-battery"),
+        ("token = 7f3a9c2e11", "7f3a9c2e11"),
+        (GITHUB_PAT_CLASSIC, GITHUB_PAT_CLASSIC),
+        (rsa.as_str(), RSA_BODY[1]),
+    ] {
+        let out = r.redact(text);
+        assert!(!out.contains(secret), "`{secret}` survives in {out}");
+        assert!(out.contains(REDACTED), "{out}");
+    }
+}
+
+/// Seed 004, "Redaction applied before export": the exported copy reads
+/// `api_key=<REDACTED>`; the message in memory keeps its key.
+#[test]
+fn redaction_applied_before_export() {
+    let r = Redactor::default();
+    let m = Message::user("deploy with api_key=sk-abc123 now");
+    let original = m.clone();
+    let exported = r.message(&m);
+    assert_eq!(
+        exported.content.as_deref(),
+        Some("deploy with api_key=<REDACTED> now")
+    );
+    assert_eq!(m, original);
+    assert_eq!(
+        m.content.as_deref(),
+        Some("deploy with api_key=sk-abc123 now")
+    );
+}
+
+/// Seed 004, "Redaction before archival": the seed's own example shapes
+/// (`api-key: ...`, `password=...`) never reach the archive's files, and
+/// the history that was archived is unchanged.
+#[test]
+fn redaction_before_archival() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut archive = Archive::new(
+        Box::new(DirStore::new(dir.path())),
+        "s1",
+        Some(Redactor::default()),
+    );
+    let history = vec![
+        Message::system("You are a coding agent."),
+        Message::user("the service needs API-KEY: q8Zr2LmN0pX4 and password=s3cr3t-Pa55"),
+        Message::assistant("Configured with api_key = q8Zr2LmN0pX4."),
+    ];
+    let before = history.clone();
+    let record = SummaryRecord {
+        session_id: "s1".into(),
+        step: 0,
+        version: Some(1),
+        strategy: "task_state".into(),
+        summarizer: "digest".into(),
+        summary: Some("set password=s3cr3t-Pa55 on the service".into()),
+        tokens_before: 300,
+        tokens_after: 40,
+        pruned_messages: 2,
+        note: None,
+    };
+    let saved = archive.save_round(&history, &record).unwrap();
+    assert_eq!(saved.len(), 2);
+    assert_eq!(history, before);
+    let mut files = Vec::new();
+    files_under(dir.path(), &mut files);
+    assert_eq!(files.len(), 2, "{files:?}");
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for secret in ["q8Zr2LmN0pX4", "s3cr3t-Pa55"] {
+            assert!(!text.contains(secret), "{}: {text}", file.display());
+        }
+        assert!(text.contains(REDACTED), "{}: {text}", file.display());
+        assert!(
+            text.contains("password=<REDACTED>"),
+            "{}: {text}",
+            file.display()
+        );
+    }
+}
