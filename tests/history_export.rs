@@ -410,6 +410,8 @@ fn summary_created_event() {
     let ratio = s["compression_ratio"].as_f64().unwrap();
     assert!((ratio - summary_tokens / input_tokens).abs() < 1e-9, "{s}");
     assert!(ratio < 0.2, "{s}");
+    // The summarizer's latency, for a timeline's duration bar.
+    assert!(s["duration_ms"].as_u64().is_some(), "{s}");
     // The payload holds the summary the compacted history got.
     let body = s["summary"].as_str().unwrap();
     assert!(body.contains("src/db/pool.rs"), "{body}");

@@ -375,6 +375,7 @@ impl Compactor {
             note: note.as_deref(),
             model: self.counter.token_model(),
         };
+        let summarize_started = std::time::Instant::now();
         let summary = if !plan.room_for_summary {
             self.emit(Event::error(
                 "NoRoomForSummary",
@@ -392,6 +393,7 @@ impl Compactor {
         } else {
             self.summarize(summarizer, request, &mut fallbacks)
         };
+        let summary_ms = summarize_started.elapsed().as_millis() as u64;
         // Where the summary goes: where the pruned part started.
         let insert_at = pruned_units[0].start;
         let mut out = Vec::with_capacity(messages.len() - pruned_count + 1);
@@ -438,6 +440,7 @@ impl Compactor {
                 },
                 version,
                 summary: text,
+                duration_ms: summary_ms,
             });
         }
         let pinned = plan.pinned_messages;

@@ -72,6 +72,8 @@ pub enum Event {
         compression_ratio: f64,
         version: u32,
         summary: String,
+        /// How long the summarizer took (retries and fallbacks included).
+        duration_ms: u64,
     },
     /// Messages were removed from the history.
     #[serde(rename = "compact.pruned_messages")]
