@@ -66,6 +66,9 @@ pub enum ErrorKind {
     OutputLimit,
     /// Too many tool calls in one program.
     ToolCallLimit,
+    /// An input (a data file, a tool manifest, program text) is larger
+    /// than its size limit.
+    InputLimit,
     /// The host interrupted the evaluation (for example Ctrl-C in the REPL).
     Interrupted,
 }
@@ -91,6 +94,7 @@ impl ErrorKind {
             ErrorKind::MemoryLimit => "memory-exceeded",
             ErrorKind::OutputLimit => "output-limit-exceeded",
             ErrorKind::ToolCallLimit => "tool-call-limit-exceeded",
+            ErrorKind::InputLimit => "input-limit-exceeded",
             ErrorKind::Interrupted => "interrupted",
         }
     }
@@ -105,6 +109,7 @@ impl ErrorKind {
                 | ErrorKind::MemoryLimit
                 | ErrorKind::OutputLimit
                 | ErrorKind::ToolCallLimit
+                | ErrorKind::InputLimit
         )
     }
 }

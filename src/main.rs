@@ -2,7 +2,6 @@
 
 mod cli;
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,9 +13,11 @@ use ptc_lisp::eval::Limits;
 use ptc_lisp::session::{Session, TurnError, TurnOutcome};
 use ptc_lisp::value::{pr_str, write_pr_bounded};
 
-/// Results that share structure can print exponentially large; the
-/// printed result is cut at this size.
-const MAX_RESULT_BYTES: usize = 64 * 1024 * 1024;
+/// The most bytes of a result `ptc eval`, `ptc run` and `ptc agent` print
+/// (`--max-result-bytes`); a longer result is cut with a marker giving the
+/// limit and how much more there was. Results that share structure can
+/// print exponentially large.
+const MAX_RESULT_BYTES: usize = 1024 * 1024;
 
 #[derive(Parser)]
 #[command(
@@ -79,10 +80,42 @@ struct RunArgs {
     /// Limit on evaluation steps (function calls and loop iterations)
     #[arg(long, value_name = "N")]
     max_steps: Option<u64>,
+    /// The largest `--data` file read, in bytes [default: 67108864 (64 MiB)]
+    #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
+          hide_default_value = true)]
+    max_data_bytes: u64,
+    /// The most bytes of the printed result (`eval`, `run`); longer results
+    /// are cut with a marker [default: 1048576 (1 MiB)]
+    #[arg(long, value_name = "N", default_value_t = MAX_RESULT_BYTES, hide_default_value = true)]
+    max_result_bytes: usize,
 }
 
+/// Counts the heap, so programs' memory limit can be enforced.
+#[global_allocator]
+static ALLOC: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
+
 fn main() -> ExitCode {
+    ptc_lisp::heap::count_with(|| ALLOC.allocated());
     let cli = Cli::parse();
+    // SIGINT and SIGTERM kill the running tools' process groups before
+    // `ptc` exits. The interactive REPL keeps Ctrl-C for stopping an
+    // evaluation (its own handler) and the agent writes the transcript
+    // line of the interrupted turn first (`agent_command`).
+    match &cli.command {
+        Some(Command::Agent(_)) | Some(Command::Compact(_)) | Some(Command::Config(_)) => {}
+        Some(Command::Eval { .. }) | Some(Command::Run { .. }) => {
+            signals::on_signal(signals::INT_TERM, |_| {});
+        }
+        None => {
+            use std::io::IsTerminal;
+            let signals = if std::io::stdin().is_terminal() {
+                signals::TERM
+            } else {
+                signals::INT_TERM
+            };
+            signals::on_signal(signals, |_| {});
+        }
+    }
     match cli.command {
         Some(Command::Eval { expr, run }) => {
             let source = if expr == "-" {
@@ -99,8 +132,8 @@ fn main() -> ExitCode {
             let source = if file.as_os_str() == "-" {
                 read_stdin()
             } else {
-                std::fs::read_to_string(&file)
-                    .map_err(|e| format!("cannot read `{}`: {e}", file.display()))
+                ptc_lisp::input::read_program_file(&file)
+                    .map_err(|e| e.describe(&format!("`{}`", file.display())))
             };
             match source {
                 Ok(s) => evaluate(&s, Some(&file), &run),
@@ -130,7 +163,6 @@ fn main() -> ExitCode {
                 policy: history.policy(),
                 counting_model: history.model.unwrap_or_else(|| "gpt-4o".into()),
                 recorder: Some(recorder.clone()),
-                ..ptc_lisp::repl::ReplConfig::default()
             };
             let run = args.run;
             let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
@@ -167,12 +199,15 @@ fn repl_history(
     Ok((config, std::sync::Arc::new(std::sync::Mutex::new(recorder))))
 }
 
+/// Program text from standard input, at most `MAX_PROGRAM_BYTES`.
 fn read_stdin() -> Result<String, String> {
-    let mut s = String::new();
-    std::io::stdin()
-        .read_to_string(&mut s)
-        .map_err(|e| format!("cannot read standard input: {e}"))?;
-    Ok(s)
+    ptc_lisp::input::read_text(
+        std::io::stdin().lock(),
+        ptc_lisp::input::MAX_PROGRAM_BYTES,
+        "the program on standard input",
+        "for program text",
+    )
+    .map_err(|e| e.describe("standard input"))
 }
 
 fn usage_error(message: &str) -> ExitCode {
@@ -180,11 +215,18 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn load_data(path: &Path) -> Result<serde_json::Value, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read data file `{}`: {e}", path.display()))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
+/// Read a `--data` file: at most `max_bytes` bytes, a JSON object.
+fn load_data(path: &Path, max_bytes: u64) -> Result<serde_json::Value, String> {
+    let bytes = ptc_lisp::input::read_file(
+        path,
+        max_bytes,
+        &format!("the data file `{}`", path.display()),
+        "for data files; --max-data-bytes raises it",
+    )
+    .map_err(|e| e.describe(&format!("data file `{}`", path.display())))?;
+    let json: serde_json::Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("data file `{}` is not valid JSON: {e}", path.display()))?;
+    drop(bytes);
     if !json.is_object() {
         return Err(format!(
             "data file `{}` must contain a JSON object (its keys become `data/` names)",
@@ -197,7 +239,12 @@ fn load_data(path: &Path) -> Result<serde_json::Value, String> {
 /// A session with the data and tools the options name.
 fn build_session(args: &RunArgs) -> Result<Session, String> {
     let limits = limits(args.timeout_ms, args.max_steps);
-    session_with(args.data.as_deref(), args.tools.as_deref(), limits)
+    session_with(
+        args.data.as_deref(),
+        args.max_data_bytes,
+        args.tools.as_deref(),
+        limits,
+    )
 }
 
 /// Program limits from the command-line options.
@@ -215,15 +262,21 @@ fn limits(timeout_ms: u64, max_steps: Option<u64>) -> Limits {
 /// A session with the given data file and tool manifest loaded.
 fn session_with(
     data: Option<&Path>,
+    max_data_bytes: u64,
     tools: Option<&Path>,
     limits: Limits,
 ) -> Result<Session, String> {
     let mut session = Session::new().with_limits(limits);
     if let Some(path) = data {
-        let json = load_data(path)?;
-        session
-            .set_data_json(&json)
-            .map_err(|e| e.message().to_string())?;
+        let json = load_data(path, max_data_bytes)?;
+        session.set_data_json(&json).map_err(|e| {
+            format!(
+                "data file `{}`: {} ({})",
+                path.display(),
+                e.message(),
+                e.code()
+            )
+        })?;
     }
     if let Some(path) = tools {
         let manifest = ToolManifest::load(path).map_err(|e| e.to_string())?;
@@ -245,11 +298,7 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
     }
     match &turn.outcome {
         TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
-            let mut text = String::new();
-            if !write_pr_bounded(&mut text, value, MAX_RESULT_BYTES) {
-                text.push_str(" ... (result cut at 64 MiB)");
-            }
-            stdout_line(&text);
+            stdout_line(&result_text(value, args.max_result_bytes));
             ExitCode::SUCCESS
         }
         TurnOutcome::Fail { value } => {
@@ -258,6 +307,37 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
         }
         TurnOutcome::Error { error } => report(error, source, file),
     }
+}
+
+/// The printed form of a result, cut at `max` bytes with a marker giving
+/// the limit and how much more there was: `... (result cut at 1048576
+/// bytes; 5000 more; --max-result-bytes raises the cap)`. Past the limit the printer goes on counting up to
+/// 16 MiB more; beyond that the marker says `more than N more`.
+fn result_text(value: &ptc_lisp::value::Value, max: usize) -> String {
+    const COUNTED: usize = 16 * 1024 * 1024;
+    let mut text = String::new();
+    let bound = max.saturating_add(COUNTED);
+    let complete = write_pr_bounded(&mut text, value, bound);
+    if complete && text.len() <= max {
+        return text;
+    }
+    let total = text.len();
+    let mut cut = max.min(total);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    let more = total - cut;
+    if complete {
+        text.push_str(&format!(
+            " ... (result cut at {max} bytes; {more} more; --max-result-bytes raises the cap)"
+        ));
+    } else {
+        text.push_str(&format!(
+            " ... (result cut at {max} bytes; more than {more} more; --max-result-bytes raises the cap)"
+        ));
+    }
+    text
 }
 
 /// Print an error with its location, the source line and a caret.
@@ -350,6 +430,14 @@ struct AgentArgs {
     /// Limit on evaluation steps of each program
     #[arg(long, value_name = "N")]
     max_steps: Option<u64>,
+    /// The largest `--data` file read, in bytes [default: 67108864 (64 MiB)]
+    #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
+          hide_default_value = true)]
+    max_data_bytes: u64,
+    /// The most bytes of the printed result; longer results are cut with a
+    /// marker [default: 1048576 (1 MiB)]
+    #[arg(long, value_name = "N", default_value_t = MAX_RESULT_BYTES, hide_default_value = true)]
+    max_result_bytes: usize,
     #[command(flatten)]
     budget: cli::budget::BudgetArgs,
     /// Send the whole history, with no pre-flight token check or
@@ -371,7 +459,12 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
 
     let limits = limits(args.program_timeout_ms, args.max_steps);
-    let session = match session_with(args.data.as_deref(), args.tools.as_deref(), limits.clone()) {
+    let session = match session_with(
+        args.data.as_deref(),
+        args.max_data_bytes,
+        args.tools.as_deref(),
+        limits.clone(),
+    ) {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
@@ -448,7 +541,12 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     config.model.temperature = args.temperature;
     let transcript = match &args.transcript {
         Some(path) => match ptc_lisp::agent::TranscriptWriter::create(path) {
-            Ok(w) => Some((path.clone(), w)),
+            Ok(w) => Some(std::sync::Arc::new(std::sync::Mutex::new(Transcript {
+                path: path.clone(),
+                writer: Some(w),
+                redactor,
+                pending: None,
+            }))),
             Err(e) => {
                 return usage_error(&format!(
                     "cannot create the transcript `{}`: {e}",
@@ -458,6 +556,28 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         },
         None => None,
     };
+    let mut session = session;
+    let interrupt = session.interrupt_handle();
+    let signal = std::sync::Arc::new(std::sync::atomic::AtomicI32::new(0));
+    {
+        // SIGINT/SIGTERM: kill the tools, stop the program, and let the
+        // turn finish (its transcript line marked interrupted) before
+        // exiting; a turn still waiting for the model after a second
+        // gets a transcript line of what was sent.
+        let (signal, transcript) = (signal.clone(), transcript.clone());
+        signals::on_signal(signals::INT_TERM, move |number| {
+            signal.store(number, std::sync::atomic::Ordering::SeqCst);
+            interrupt.store(true, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(Duration::from_secs(1));
+            if let Some(t) = &transcript {
+                let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+                t.write_interrupted_request();
+                // Exit with the lock held: the main thread cannot write
+                // (or exit) any more.
+                signals::exit(signals::exit_code(number));
+            }
+        });
+    }
     let agent = match Agent::new(provider, session, config) {
         Ok(a) => a,
         Err(e) => return usage_error(&e.to_string()),
@@ -465,20 +585,24 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     let mut agent = agent.with_progress(CliProgress {
         quiet: args.quiet,
         transcript,
-        redactor,
+        signal: signal.clone(),
     });
     let run = agent.run();
+    let received = signal.load(std::sync::atomic::Ordering::SeqCst);
+    if received != 0 {
+        signals::exit(signals::exit_code(received));
+    }
     if let Ok(mut r) = recorder.lock() {
         r.finish();
     }
     if args.debug {
         eprintln!("{}", run.debug_view());
     }
-    report_run(&run, args.quiet)
+    report_run(&run, args.quiet, args.max_result_bytes)
 }
 
 /// Print how the run ended: the value on stdout, the rest on stderr.
-fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool) -> ExitCode {
+fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool, max_result_bytes: usize) -> ExitCode {
     use ptc_lisp::agent::AgentOutcome;
 
     if !quiet {
@@ -501,11 +625,7 @@ fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool) -> ExitCode {
     }
     match &run.outcome {
         AgentOutcome::Returned(value) => {
-            let mut text = String::new();
-            if !write_pr_bounded(&mut text, value, MAX_RESULT_BYTES) {
-                text.push_str(" ... (result cut at 64 MiB)");
-            }
-            stdout_line(&text);
+            stdout_line(&result_text(value, max_result_bytes));
             ExitCode::SUCCESS
         }
         AgentOutcome::Failed(reason) => {
@@ -533,39 +653,102 @@ fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool) -> ExitCode {
     }
 }
 
+/// The transcript file of `ptc agent`, shared by the progress observer
+/// and the signal thread.
+struct Transcript {
+    path: PathBuf,
+    /// `None` once a write failed: the transcript stops there.
+    writer: Option<ptc_lisp::agent::TranscriptWriter<std::io::BufWriter<std::fs::File>>>,
+    /// Secrets are redacted from the transcript (copy on export).
+    redactor: Option<ptc_lisp::history::redact::Redactor>,
+    /// The turn waiting for the model and the messages sent for it.
+    pending: Option<(usize, Vec<ptc_lisp::agent::ChatMessage>)>,
+}
+
+impl Transcript {
+    /// Write one line (redacted unless redaction is off).
+    fn write(&mut self, entry: serde_json::Value) {
+        let Some(writer) = &mut self.writer else {
+            return;
+        };
+        let entry = match &self.redactor {
+            Some(r) => r.json(&entry),
+            None => entry,
+        };
+        if let Err(e) = writer.write_json(&entry) {
+            eprintln!(
+                "warning: cannot write the transcript `{}`: {e}; it stops here",
+                self.path.display()
+            );
+            self.writer = None;
+        }
+    }
+
+    /// The line of a turn interrupted while it waited for the model:
+    /// what was sent, no reply, `"interrupted": true`.
+    fn write_interrupted_request(&mut self) {
+        if let Some((turn, messages)) = self.pending.take() {
+            self.write(serde_json::json!({
+                "turn": turn,
+                "messages": messages,
+                "reply": "",
+                "program": null,
+                "tool_calls": [],
+                "usage": null,
+                "interrupted": true,
+            }));
+        }
+    }
+}
+
 /// Progress on standard error, and the transcript, turn by turn.
 struct CliProgress {
     quiet: bool,
-    transcript: Option<(
-        PathBuf,
-        ptc_lisp::agent::TranscriptWriter<std::io::BufWriter<std::fs::File>>,
-    )>,
-    /// Secrets are redacted from the transcript (copy on export).
-    redactor: Option<ptc_lisp::history::redact::Redactor>,
+    transcript: Option<std::sync::Arc<std::sync::Mutex<Transcript>>>,
+    /// The signal received (SIGINT, SIGTERM), 0 for none.
+    signal: std::sync::Arc<std::sync::atomic::AtomicI32>,
+}
+
+impl CliProgress {
+    fn signal(&self) -> i32 {
+        self.signal.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 impl ptc_lisp::agent::Progress for CliProgress {
     fn turn_started(&mut self, turn: usize, max_turns: usize) {
+        if self.signal() != 0 {
+            signals::exit(signals::exit_code(self.signal()));
+        }
         if !self.quiet {
             eprintln!("turn {turn}/{max_turns}");
         }
     }
 
+    fn request_ready(&mut self, turn: usize, messages: &[ptc_lisp::agent::ChatMessage]) {
+        if let Some(t) = &self.transcript {
+            let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+            t.pending = Some((turn, messages.to_vec()));
+        }
+    }
+
     fn turn_finished(&mut self, report: &ptc_lisp::agent::TurnReport<'_>) {
-        if let Some((path, writer)) = &mut self.transcript {
-            let entry = report.transcript_entry();
-            let written = match &self.redactor {
-                Some(r) => {
-                    writer.write_json(&r.json(&serde_json::to_value(&entry).unwrap_or_default()))
+        let signal = self.signal();
+        if let Some(t) = &self.transcript {
+            let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+            t.pending = None;
+            let mut entry = serde_json::to_value(report.transcript_entry()).unwrap_or_default();
+            if signal != 0 {
+                if let Some(fields) = entry.as_object_mut() {
+                    fields.insert("interrupted".into(), serde_json::Value::Bool(true));
                 }
-                None => writer.write(&entry),
-            };
-            if let Err(e) = written {
-                eprintln!(
-                    "warning: cannot write the transcript `{}`: {e}; it stops here",
-                    path.display()
-                );
-                self.transcript = None;
+            }
+            t.write(entry);
+            if signal != 0 {
+                if !self.quiet {
+                    eprint!("{}", progress_lines(report));
+                }
+                signals::exit(signals::exit_code(signal));
             }
         }
         if !self.quiet {
@@ -747,5 +930,70 @@ fn stdout_line(line: &str) {
         }
         eprintln!("error: cannot write to standard output: {e}");
         std::process::exit(1);
+    }
+}
+
+/// Signals: the tools' process groups are killed before `ptc` exits.
+mod signals {
+    use std::sync::Mutex;
+
+    #[cfg(unix)]
+    pub const INT_TERM: &[i32] = &[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+    #[cfg(unix)]
+    pub const TERM: &[i32] = &[signal_hook::consts::SIGTERM];
+    #[cfg(not(unix))]
+    pub const INT_TERM: &[i32] = &[];
+    #[cfg(not(unix))]
+    pub const TERM: &[i32] = &[];
+
+    /// Taken (and never given back) by the thread that ends the process,
+    /// so two threads never exit at once.
+    static EXIT: Mutex<()> = Mutex::new(());
+
+    /// End the process with `code`; a second caller waits forever.
+    pub fn exit(code: i32) -> ! {
+        let guard = EXIT.lock();
+        std::mem::forget(guard);
+        std::process::exit(code)
+    }
+
+    /// The exit code for death by `signal` (130 for SIGINT, 143 for
+    /// SIGTERM).
+    pub fn exit_code(signal: i32) -> i32 {
+        128 + signal
+    }
+
+    /// On the first of `signals`: kill the running tools, run `before_exit`
+    /// (on a thread of its own, never in a signal handler) and exit with
+    /// 128 + the signal's number.
+    pub fn on_signal(signals: &[i32], before_exit: impl FnOnce(i32) + Send + 'static) {
+        if signals.is_empty() {
+            return;
+        }
+        #[cfg(unix)]
+        {
+            let mut iter = match signal_hook::iterator::Signals::new(signals) {
+                Ok(i) => i,
+                Err(e) => {
+                    eprintln!("warning: cannot handle signals ({e}); tools may outlive ptc");
+                    return;
+                }
+            };
+            let spawned = std::thread::Builder::new()
+                .name("ptc-signals".into())
+                .spawn(move || {
+                    if let Some(signal) = iter.forever().next() {
+                        ptc_lisp::agent::tools::kill_running_tools();
+                        before_exit(signal);
+                        ptc_lisp::agent::tools::kill_running_tools();
+                        exit(exit_code(signal));
+                    }
+                });
+            if let Err(e) = spawned {
+                eprintln!("warning: cannot handle signals ({e}); tools may outlive ptc");
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = before_exit;
     }
 }

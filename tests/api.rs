@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ptc_lisp::error::{Error, ErrorKind, Result};
-use ptc_lisp::eval::{self, Globals, Host, Outcome, Program, RunOptions};
+use ptc_lisp::eval::{self, Globals, Host, Outcome, Program, RunOptions, ToolContext};
 use ptc_lisp::value::{pr_str, Value};
 
 /// A host with one data key and two tools, recording calls.
@@ -25,7 +25,7 @@ impl Host for TestHost {
     fn has_tool(&self, name: &str) -> bool {
         matches!(name, "search" | "fetch-user" | "broken")
     }
-    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
+    fn call_tool(&self, name: &str, args: &[Value], _: &ToolContext) -> Result<Value> {
         let printed: Vec<String> = args.iter().map(pr_str).collect();
         self.calls
             .lock()
@@ -234,7 +234,7 @@ impl Host for RendezvousHost {
     fn has_tool(&self, name: &str) -> bool {
         matches!(name, "meet" | "boom")
     }
-    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
+    fn call_tool(&self, name: &str, args: &[Value], _: &ToolContext) -> Result<Value> {
         if name == "boom" {
             return Err(Error::new(
                 ErrorKind::Tool,

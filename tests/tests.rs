@@ -19,6 +19,8 @@ mod history_config;
 mod history_export;
 mod history_props;
 mod limits;
+mod limits_bombs;
+mod limits_host;
 mod properties;
 mod providers;
 mod reader_props;

@@ -32,17 +32,21 @@
 //!                       ScriptedProvider, ToolManifest};
 //! use ptc_lisp::agent::tools::ManifestFormat;
 //! use ptc_lisp::error::{Error, ErrorKind};
-//! use ptc_lisp::eval::{self, Globals, Host, Program, RunOptions};
+//! use ptc_lisp::eval::{self, Globals, Host, Program, RunOptions, ToolContext};
 //! use ptc_lisp::value::{from_json, pr_str, to_json, Value};
 //!
 //! struct Tools(ToolManifest);
 //! impl Host for Tools {
 //!     fn data(&self, _: &str) -> Option<Value> { None }
 //!     fn has_tool(&self, name: &str) -> bool { self.0.get(name).is_some() }
-//!     fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value, Error> {
+//!     fn call_tool(&self, name: &str, args: &[Value], context: &ToolContext)
+//!         -> Result<Value, Error> {
 //!         let args = serde_json::Value::Array(args.iter().map(to_json).collect());
 //!         let tool = self.0.get(name).expect("checked by has_tool");
-//!         tool.call(args).map(|v| from_json(&v)).map_err(|e| Error::new(ErrorKind::Tool, e))
+//!         // Commands are stopped at the program's deadline.
+//!         tool.call_in(args, context)
+//!             .map(|v| from_json(&v))
+//!             .map_err(|e| Error::new(ErrorKind::Tool, e))
 //!     }
 //! }
 //!

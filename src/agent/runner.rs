@@ -358,6 +358,9 @@ pub trait Progress {
     fn turn_started(&mut self, _turn: usize, _max_turns: usize) {}
     /// A turn ran (or its reply held no program).
     fn turn_finished(&mut self, _report: &TurnReport<'_>) {}
+    /// The request of turn `turn` is about to be sent to the model (after
+    /// any compaction): `messages` is exactly what the model gets.
+    fn request_ready(&mut self, _turn: usize, _messages: &[ChatMessage]) {}
     /// The model call of turn `turn` failed; the run ends.
     fn provider_failed(&mut self, _turn: usize, _error: &ProviderError) {}
     /// The history was compacted before the model call of turn `turn`.
@@ -526,6 +529,7 @@ impl Agent {
                 max_tokens: self.config.model.max_tokens,
                 temperature: self.config.model.temperature,
             };
+            self.progress.request_ready(number, &request.messages);
             let asked = Instant::now();
             let response = match self.provider.complete(&request) {
                 Ok(response) => response,

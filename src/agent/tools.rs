@@ -28,10 +28,13 @@
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value as Json};
+
+use crate::eval::ToolContext;
 
 use super::http::fmt_duration;
 use super::truncate;
@@ -119,18 +122,31 @@ pub enum ToolImpl {
 impl ToolSpec {
     /// Call the tool with its arguments as JSON.
     pub fn call(&self, args: Json) -> Result<Json, String> {
+        self.call_in(args, &ToolContext::unlimited())
+    }
+
+    /// Call the tool for a program: a command is stopped at the program's
+    /// deadline or interrupt (see [`CommandTool::call_in`]).
+    pub fn call_in(&self, args: Json, context: &ToolContext) -> Result<Json, String> {
         match &self.implementation {
-            ToolImpl::Command(c) => c.call(args),
+            ToolImpl::Command(c) => c.call_in(args, context),
             ToolImpl::Response(v) => Ok(v.clone()),
         }
     }
 }
 
 impl ToolManifest {
-    /// Read and check a manifest file.
+    /// Read and check a manifest file (at most
+    /// [`MAX_MANIFEST_BYTES`](crate::input::MAX_MANIFEST_BYTES)).
     pub fn load(path: &Path) -> Result<Self, ManifestError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ManifestError::Read {
+        let text = crate::input::read_file_text(
+            path,
+            crate::input::MAX_MANIFEST_BYTES,
+            "the file",
+            "for tool manifests",
+        )
+        .map_err(|e| ManifestError::Read {
             file: file.clone(),
             message: e.to_string(),
         })?;
@@ -322,6 +338,14 @@ impl CommandTool {
     /// Run the program: `args` goes to standard input as one line of JSON,
     /// standard output is parsed as JSON. Never blocks past the timeout.
     pub fn call(&self, args: Json) -> Result<Json, String> {
+        self.call_in(args, &ToolContext::unlimited())
+    }
+
+    /// [`CommandTool::call`] for a program: the tool may run until its own
+    /// timeout or the program's deadline, whichever comes first, and stops
+    /// when the program's interrupt flag is set; in each case its whole
+    /// process group is killed and reaped.
+    pub fn call_in(&self, args: Json, context: &ToolContext) -> Result<Json, String> {
         let name = &self.name;
         let Some((program, rest)) = self.argv.split_first() else {
             return Err(format!("Tool `{name}` has an empty command"));
@@ -338,10 +362,17 @@ impl CommandTool {
             command.process_group(0);
         }
         let started = Instant::now();
-        let deadline = started + self.timeout;
-        let mut child = command
+        let own_deadline = started + self.timeout;
+        // The program's deadline wins when it comes first.
+        let (deadline, program_limit) = match context.deadline {
+            Some(d) if d < own_deadline => (d, true),
+            _ => (own_deadline, false),
+        };
+        let child = command
             .spawn()
             .map_err(|e| format!("Tool `{name}` could not start `{program}`: {e}"))?;
+        let mut child = LiveChild::register(child);
+        let child = &mut child.0;
 
         // Input and output go through threads, so a tool that does not read
         // its input, or fills one pipe while we wait on another, cannot
@@ -385,32 +416,43 @@ impl CommandTool {
         }
         drop(tx);
 
-        let timed_out = || {
-            format!(
-                "Tool `{name}` timed out after {} and was killed",
-                fmt_duration(self.timeout)
-            )
+        let stopped = || {
+            if context.interrupted() {
+                format!("Tool `{name}` was interrupted and killed")
+            } else if program_limit {
+                format!(
+                    "Tool `{name}` was still running at the program's time limit of {} ms \
+                     and was killed",
+                    context.time_limit.as_millis()
+                )
+            } else {
+                format!(
+                    "Tool `{name}` timed out after {} and was killed",
+                    fmt_duration(self.timeout)
+                )
+            }
         };
-        let Some(status) = wait_until(&mut child, deadline)
+        let Some(status) = wait_until(child, deadline, context)
             .map_err(|e| format!("Tool `{name}` could not be waited for: {e}"))?
         else {
-            kill(&mut child);
-            return Err(timed_out());
+            kill(child);
+            return Err(stopped());
         };
         let (mut stdout, mut stderr) = (None, None);
         while stdout.is_none() || stderr.is_none() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
+            let now = Instant::now();
+            if now >= deadline || context.interrupted() {
+                // The tool exited but something it started still holds
+                // its output open.
+                kill(child);
+                return Err(stopped());
+            }
+            match rx.recv_timeout((deadline - now).min(POLL)) {
                 Ok(c) if c.stdout => stdout = Some(c),
                 Ok(c) => stderr = Some(c),
                 // Both readers are done (no more senders).
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    // The tool exited but something it started still holds
-                    // its output open.
-                    kill(&mut child);
-                    return Err(timed_out());
-                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
         }
         let stdout = stdout.map(|c| (c.bytes, c.overflow)).unwrap_or_default();
@@ -471,25 +513,103 @@ fn read_capped(mut pipe: impl Read, cap: usize) -> (Vec<u8>, bool) {
     (kept, overflow)
 }
 
-/// Wait for the child until `deadline`; `None` means it is still running.
-fn wait_until(child: &mut Child, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+/// The longest pause between two looks at a running tool (its exit, the
+/// deadline, the interrupt flag).
+const POLL: Duration = Duration::from_millis(20);
+
+/// Wait for the child until `deadline` or the interrupt flag of
+/// `context`; `None` means it is still running.
+fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+    context: &ToolContext,
+) -> std::io::Result<Option<ExitStatus>> {
     let mut pause = Duration::from_millis(1);
     loop {
-        if let Some(status) = child.try_wait()? {
+        if let Some(status) = try_reap(child)? {
             return Ok(Some(status));
         }
         let now = Instant::now();
-        if now >= deadline {
+        if now >= deadline || context.interrupted() {
             return Ok(None);
         }
         std::thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(20));
+        pause = (pause * 2).min(POLL);
     }
+}
+
+/// The process ids (on Unix also the process group ids) of the command
+/// tools running now, so a signal handler can kill them before `ptc`
+/// exits ([`kill_running_tools`]).
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn live() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A running tool, in [`LIVE`] until it has been reaped.
+struct LiveChild(Child);
+
+/// Set by [`kill_running_tools`]: the process is ending, and a tool
+/// started from now on is killed at once.
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+impl LiveChild {
+    fn register(mut child: Child) -> Self {
+        let mut ids = live();
+        if ENDING.load(Ordering::SeqCst) {
+            drop(ids);
+            kill(&mut child);
+        } else {
+            ids.push(child.id());
+        }
+        LiveChild(child)
+    }
+}
+
+impl Drop for LiveChild {
+    /// Leaving early (a panic, an error) must not leave the tool running.
+    fn drop(&mut self) {
+        let id = self.0.id();
+        let reaped = !live().contains(&id);
+        if !reaped {
+            kill(&mut self.0);
+        }
+    }
+}
+
+/// `try_wait`, removing the child from [`LIVE`] in the same critical
+/// section as reaping it: once reaped its id may be reused, and
+/// [`kill_running_tools`] must never signal a stranger.
+fn try_reap(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
+    let mut live = live();
+    let status = child.try_wait()?;
+    if status.is_some() {
+        live.retain(|&id| id != child.id());
+    }
+    Ok(status)
+}
+
+/// Kill the process group of every command tool running now (with every
+/// process it started), and every tool started later: the process is
+/// ending. `ptc` calls this when it gets SIGINT or SIGTERM, before it
+/// exits. Returns how many tools were running.
+pub fn kill_running_tools() -> usize {
+    let live = live();
+    ENDING.store(true, Ordering::SeqCst);
+    #[cfg(unix)]
+    for &id in live.iter() {
+        if let Some(group) = rustix::process::Pid::from_raw(id as i32) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+    }
+    live.len()
 }
 
 /// Kill the child and, on Unix, every process in its process group, then
 /// reap it.
 fn kill(child: &mut Child) {
+    let mut live = live();
     #[cfg(unix)]
     {
         let group = rustix::process::Pid::from_child(child);
@@ -497,6 +617,7 @@ fn kill(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+    live.retain(|&id| id != child.id());
 }
 
 fn describe_exit(status: ExitStatus) -> String {
@@ -523,7 +644,7 @@ impl ToolManifest {
             let tool = spec.clone();
             let handler = move |args: crate::session::ToolArgs| {
                 let json = crate::value::to_json(&args.to_value());
-                tool.call(json)
+                tool.call_in(json, args.context())
                     .map(|result| crate::value::from_json(&result))
             };
             session

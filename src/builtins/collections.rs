@@ -295,13 +295,22 @@ fn by_comparator<'a, 'h>(
         Ok(match r {
             Value::Int(n) => n.cmp(&0),
             Value::Float(x) => x.partial_cmp(&0.0).unwrap_or(Ordering::Equal),
-            v if v.truthy() => Ordering::Less,
-            _ => {
+            Value::Bool(true) => Ordering::Less,
+            Value::Bool(false) | Value::Nil => {
                 if interp.call(f, &[b.clone(), a.clone()])?.truthy() {
                     Ordering::Greater
                 } else {
                     Ordering::Equal
                 }
+            }
+            // Clojure throws here too: any other answer would sort silently
+            // in an arbitrary order.
+            other => {
+                return Err(Error::type_error(format!(
+                    "A sort comparator must return a number (negative, zero, positive) or a boolean (less than?), got {}",
+                    other.describe()
+                ))
+                .into())
             }
         })
     }
@@ -533,10 +542,20 @@ fn flatten(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         match v {
             Value::Vector(items) | Value::List(items) => {
                 for item in items.iter() {
+                    // Empty vectors shared many times produce no items but
+                    // take exponential time: the meter bounds that.
+                    if !crate::meter::work(1) {
+                        return Ok(());
+                    }
                     walk(interp, item, out, depth + 1)?;
                 }
             }
-            other => out.push(other.clone()),
+            other => {
+                // Checked before the push: shared structure can expand to
+                // far more items than memory holds.
+                interp.check_size(out.len() + 1)?;
+                out.push(other.clone());
+            }
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 //! and the general-purpose builtins: `println`, `str`, `pr-str`,
 //! `identity`, `type`, `apply`, `pmap`, `pcalls`.
 
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};
 use crate::value::{ArcStr, Value};
 
@@ -95,6 +95,24 @@ pub(crate) fn expect_fn(who: &str, v: &Value) -> Result<(), Error> {
 }
 
 /// A vector result, checked against the collection-size limit.
+/// Fail before an operation builds or visits as many items as `v` has
+/// expanded (shared structure counted each time it occurs) when that is
+/// more than `limit`; the meter's error if it stopped the count.
+pub(crate) fn check_expanded(v: &Value, limit: usize, what: &str) -> EvalResult<()> {
+    if crate::meter::expanded_size(v, limit).is_some() {
+        return Ok(());
+    }
+    Err(crate::meter::error()
+        .unwrap_or_else(|| {
+            Error::new(
+                ErrorKind::MemoryLimit,
+                format!("{what} would expand its input to more than {limit} items"),
+            )
+            .with_hint("values that share structure can be far larger than they look; process less at once")
+        })
+        .into())
+}
+
 pub(crate) fn vector_result(interp: &Interp<'_>, items: Vec<Value>) -> EvalResult {
     interp.check_size(items.len())?;
     Ok(Value::vector(items))

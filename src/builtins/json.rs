@@ -198,6 +198,13 @@ fn generate_string(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             return Err(type_error("json/generate-string", "an options map", other).into())
         }
     };
+    // Every item writes at least one character, so an input that expands
+    // past the string limit could only fail later, after allocating.
+    super::core::check_expanded(
+        &args[0],
+        interp.limits.max_collection,
+        "`json/generate-string`",
+    )?;
     let json = to_json(interp, &args[0], 0)?;
     let text = if pretty {
         serde_json::to_string_pretty(&json)

@@ -31,14 +31,58 @@ pub(crate) fn compile(source: &str) -> Result<Arc<Regex>, Error> {
             source.len()
         )));
     }
-    let regex = fancy_regex::RegexBuilder::new(source)
-        .backtrack_limit(BACKTRACK_LIMIT)
-        .build()
-        .map_err(|e| Error::execution(format!("Invalid regex `{source}`: {e}")))?;
+    let build = |pattern: &str| {
+        fancy_regex::RegexBuilder::new(pattern)
+            .backtrack_limit(BACKTRACK_LIMIT)
+            .build()
+            .map_err(|e| Error::execution(format!("Invalid regex `{source}`: {e}")))
+    };
+    let regex = build(source)?;
+    // A pattern the linear-time engine accepts is searched by it (fast,
+    // no backtracking); any other is searched position by position.
+    let stepped = if regex_syntax::Parser::new().parse(source).is_ok() {
+        None
+    } else {
+        Some(build(&format!("\\G(?:{source})"))?)
+    };
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,
+        stepped,
     }))
+}
+
+/// Work units charged for one attempt of a backtracking pattern at one
+/// position (each may scan the text): the meter reads the clock about
+/// every 32 attempts.
+const ATTEMPT_WORK: u32 = 64;
+
+/// The first match at or after `pos`. A backtracking pattern is tried at
+/// each position in turn, with the meter consulted between attempts, so
+/// no search can outlast the program's time limit (a stopped meter ends
+/// the search with no match; its error replaces the result).
+fn captures_at<'t>(
+    re: &Regex,
+    s: &'t str,
+    pos: usize,
+) -> Result<Option<fancy_regex::Captures<'t>>, Error> {
+    let Some(stepped) = &re.stepped else {
+        if !crate::meter::work(ATTEMPT_WORK) {
+            return Ok(None);
+        }
+        return re.regex.captures_from_pos(s, pos).map_err(match_error);
+    };
+    let mut start = pos;
+    while start <= s.len() {
+        if !crate::meter::work(ATTEMPT_WORK) {
+            return Ok(None);
+        }
+        if let Some(caps) = stepped.captures_from_pos(s, start).map_err(match_error)? {
+            return Ok(Some(caps));
+        }
+        start += s[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    Ok(None)
 }
 
 fn truncated(s: &str) -> &str {
@@ -69,6 +113,7 @@ impl Clone for Regex {
         Regex {
             source: self.source.clone(),
             regex: self.regex.clone(),
+            stepped: self.stepped.clone(),
         }
     }
 }
@@ -94,7 +139,7 @@ fn re_pattern(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-find", &args[0])?;
     let s = truncated(expect_str("re-find", &args[1])?);
-    Ok(match re.regex.captures(s).map_err(match_error)? {
+    Ok(match captures_at(&re, s, 0)? {
         Some(caps) => match_value(&caps),
         None => Value::Nil,
     })
@@ -134,7 +179,7 @@ fn java_captures<'t>(re: &Regex, s: &'t str) -> Result<Vec<fancy_regex::Captures
     let mut out = Vec::new();
     let mut pos = 0;
     while pos <= s.len() {
-        let Some(caps) = re.regex.captures_from_pos(s, pos).map_err(match_error)? else {
+        let Some(caps) = captures_at(re, s, pos)? else {
             break;
         };
         let m = caps.get(0).expect("group 0 takes part in every match");
@@ -228,10 +273,32 @@ pub(crate) fn replace_with_fn(
 /// Java's `String.split(regex, limit)`: at most `limit` parts, the last
 /// holding the rest of the text.
 pub(crate) fn splitn(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Error> {
+    if re.stepped.is_some() {
+        return splitn_stepped(re, truncated(s), limit);
+    }
     let mut out = Vec::new();
     for part in re.regex.splitn(truncated(s), limit) {
         out.push(Value::from(part.map_err(match_error)?));
     }
+    Ok(out)
+}
+
+/// [`splitn`] for backtracking patterns, on metered searches.
+fn splitn_stepped(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Error> {
+    let mut out = Vec::new();
+    let mut index = 0;
+    for caps in java_captures(re, s)? {
+        if limit != 0 && out.len() + 1 >= limit {
+            break;
+        }
+        let m = caps.get(0).expect("group 0 takes part in every match");
+        if m.start() == 0 && m.end() == 0 {
+            continue;
+        }
+        out.push(Value::from(&s[index..m.start()]));
+        index = m.end();
+    }
+    out.push(Value::from(&s[index..]));
     Ok(out)
 }
 

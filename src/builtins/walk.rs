@@ -5,6 +5,8 @@
 //! entries are visited as `[key value]` vectors. Nesting deeper than the
 //! recursion limit is an error rather than a stack overflow.
 
+use std::cell::Cell;
+
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};
 use crate::value::{ArcStr, Map, Set, Value};
@@ -69,7 +71,22 @@ fn rebuild(
     })
 }
 
-fn walk_rec(interp: &mut Interp<'_>, w: &Walker<'_>, form: &Value, depth: usize) -> EvalResult {
+fn walk_rec(
+    interp: &mut Interp<'_>,
+    w: &Walker<'_>,
+    form: &Value,
+    depth: usize,
+    visited: &Cell<usize>,
+) -> EvalResult {
+    // Each node visited is a node built: shared structure is rebuilt once
+    // per occurrence, so the count is bounded before memory is.
+    visited.set(visited.get() + 1);
+    if visited.get() > interp.limits.max_expanded {
+        return Err(crate::meter::expanded_error(interp.limits.max_expanded).into());
+    }
+    if !crate::meter::work(1) {
+        return Ok(Value::Nil);
+    }
     if depth > interp.limits.max_depth {
         return Err(Error::new(
             ErrorKind::DepthLimit,
@@ -81,7 +98,7 @@ fn walk_rec(interp: &mut Interp<'_>, w: &Walker<'_>, form: &Value, depth: usize)
         .into());
     }
     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
-        let mut children = |i: &mut Interp<'_>, c: &Value| walk_rec(i, w, c, depth + 1);
+        let mut children = |i: &mut Interp<'_>, c: &Value| walk_rec(i, w, c, depth + 1, visited);
         match w {
             Walker::Pre(f) => {
                 let x = interp.call(f, std::slice::from_ref(form))?;
@@ -135,11 +152,11 @@ fn walk(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn prewalk(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    walk_rec(interp, &Walker::Pre(&args[0]), &args[1], 0)
+    walk_rec(interp, &Walker::Pre(&args[0]), &args[1], 0, &Cell::new(0))
 }
 
 fn postwalk(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    walk_rec(interp, &Walker::Post(&args[0]), &args[1], 0)
+    walk_rec(interp, &Walker::Post(&args[0]), &args[1], 0, &Cell::new(0))
 }
 
 fn replacements<'a>(who: &str, v: &'a Value) -> Result<&'a Map, Error> {
@@ -149,20 +166,32 @@ fn replacements<'a>(who: &str, v: &'a Value) -> Result<&'a Map, Error> {
 
 fn prewalk_replace(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let smap = replacements("prewalk-replace", &args[0])?;
-    walk_rec(interp, &Walker::Replace(smap, true), &args[1], 0)
+    walk_rec(
+        interp,
+        &Walker::Replace(smap, true),
+        &args[1],
+        0,
+        &Cell::new(0),
+    )
 }
 
 fn postwalk_replace(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let smap = replacements("postwalk-replace", &args[0])?;
-    walk_rec(interp, &Walker::Replace(smap, false), &args[1], 0)
+    walk_rec(
+        interp,
+        &Walker::Replace(smap, false),
+        &args[1],
+        0,
+        &Cell::new(0),
+    )
 }
 
 fn keywordize_keys(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    walk_rec(interp, &Walker::Keys(true), &args[0], 0)
+    walk_rec(interp, &Walker::Keys(true), &args[0], 0, &Cell::new(0))
 }
 
 fn stringify_keys(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    walk_rec(interp, &Walker::Keys(false), &args[0], 0)
+    walk_rec(interp, &Walker::Keys(false), &args[0], 0, &Cell::new(0))
 }
 
 pub(super) fn register(r: &mut Registry) {

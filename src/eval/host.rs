@@ -1,8 +1,71 @@
 //! What the evaluator needs from its host: `data/` values, `tool/`
 //! calls, and the user definitions that persist between programs.
 
-use crate::error::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, ErrorKind, Result};
 use crate::value::{ArcStr, Value};
+
+/// What a tool call knows about the program that makes it: the program's
+/// deadline and interrupt flag. A tool call counts against the program's
+/// time limit, so a host should not let a tool run past `deadline` (a
+/// command tool is killed there) and should stop waiting when the
+/// interrupt flag is set. The evaluator checks both again when the call
+/// returns, and then ends the program with its own `timeout` or
+/// `interrupted` error, whatever the tool gave.
+#[derive(Debug, Clone, Default)]
+pub struct ToolContext {
+    /// When the program's time limit runs out; `None` for no limit.
+    pub deadline: Option<Instant>,
+    /// The program's time limit, for messages.
+    pub time_limit: Duration,
+    /// The program's interrupt flag (Ctrl-C), if it has one.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl ToolContext {
+    /// A context with no deadline and no interrupt flag.
+    pub fn unlimited() -> Self {
+        ToolContext::default()
+    }
+
+    /// Time left before the deadline (zero once it has passed); `None`
+    /// without a deadline.
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// True once the deadline has passed.
+    pub fn expired(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+
+    /// True once the interrupt flag is set.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// The program's `timeout` error (the one the evaluator gives).
+    pub fn timeout_error(&self) -> Error {
+        Error::new(
+            ErrorKind::Timeout,
+            format!(
+                "Program exceeded the time limit of {} ms",
+                self.time_limit.as_millis()
+            ),
+        )
+    }
+
+    /// The program's `interrupted` error.
+    pub fn interrupted_error(&self) -> Error {
+        Error::new(ErrorKind::Interrupted, "Evaluation interrupted")
+    }
+}
 
 /// The host of a program run. The evaluator does no I/O itself: tools are
 /// reached only through this trait. Hosts are `Sync` because the branches
@@ -13,7 +76,10 @@ pub trait Host: Sync {
     /// True if `tool/name` exists.
     fn has_tool(&self, name: &str) -> bool;
     /// Call `tool/name` with the arguments exactly as written in the call.
-    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value>;
+    /// `context` carries the program's deadline and interrupt flag: the
+    /// call should return by the deadline, or soon after the flag is set
+    /// (see [`ToolContext`]).
+    fn call_tool(&self, name: &str, args: &[Value], context: &ToolContext) -> Result<Value>;
     /// All data keys, for suggestions in error messages.
     fn data_names(&self) -> Vec<String> {
         Vec::new()
@@ -34,9 +100,9 @@ impl Host for NoHost {
     fn has_tool(&self, _: &str) -> bool {
         false
     }
-    fn call_tool(&self, name: &str, _: &[Value]) -> Result<Value> {
-        Err(crate::error::Error::new(
-            crate::error::ErrorKind::Undefined,
+    fn call_tool(&self, name: &str, _: &[Value], _: &ToolContext) -> Result<Value> {
+        Err(Error::new(
+            ErrorKind::Undefined,
             format!("Unknown tool `{name}`"),
         ))
     }
@@ -93,6 +159,14 @@ impl Globals {
             .filter_map(move |n| self.defs.get(n).map(|d| (n, d)))
     }
 
+    /// Definitions from the most recent first definition back.
+    pub fn iter_rev(&self) -> impl Iterator<Item = (&ArcStr, &Definition)> {
+        self.order
+            .iter()
+            .rev()
+            .filter_map(move |n| self.defs.get(n).map(|d| (n, d)))
+    }
+
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.order.iter().map(|n| n.as_str())
     }
@@ -126,8 +200,8 @@ impl Host for DataHost {
     fn has_tool(&self, _: &str) -> bool {
         false
     }
-    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
-        NoHost.call_tool(name, args)
+    fn call_tool(&self, name: &str, args: &[Value], context: &ToolContext) -> Result<Value> {
+        NoHost.call_tool(name, args, context)
     }
     fn data_names(&self) -> Vec<String> {
         self.data

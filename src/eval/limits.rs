@@ -15,6 +15,16 @@ pub struct Limits {
     pub max_depth: usize,
     /// Items in one collection, or characters in one string.
     pub max_collection: usize,
+    /// Items one operation may visit or build when it expands shared
+    /// structure: walking (`postwalk`, `flatten`, `tree-seq`), JSON
+    /// conversion. A vector doubled forty times is 41 values in memory
+    /// but 2^40 items expanded.
+    pub max_expanded: usize,
+    /// Bytes of memory a program may add to what the process held when it
+    /// started, checked while it runs (with the time limit). Enforced only
+    /// where the embedding program gives a heap counter
+    /// ([`crate::heap::count_with`]), as the `ptc` binary does.
+    pub max_memory: usize,
     /// Total characters printed by `println` in one program.
     pub max_output: usize,
     /// Characters kept of one `println` call (TRN-011); the rest is cut
@@ -31,6 +41,8 @@ impl Default for Limits {
             max_steps: 10_000_000,
             max_depth: 1_000,
             max_collection: 1_000_000,
+            max_expanded: 8_000_000,
+            max_memory: 1 << 30,
             max_output: 64 * 1024,
             println_truncate: 2_000,
             max_tool_calls: 50,
@@ -47,6 +59,8 @@ impl Limits {
             max_steps: u64::MAX,
             max_depth: 10_000,
             max_collection: usize::MAX,
+            max_expanded: usize::MAX,
+            max_memory: usize::MAX,
             max_output: usize::MAX,
             println_truncate: usize::MAX,
             max_tool_calls: usize::MAX,

@@ -12,10 +12,11 @@ use smallvec::SmallVec;
 
 use crate::builtins::{self, Registry};
 use crate::error::{suggest, Error, ErrorKind, Span};
+use crate::meter::{self, Meter};
 use crate::value::{pr_str, ArcStr, Function, FunctionKind, Map, Set, Value};
 
 use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, ToolName};
-use super::host::{Definition, Globals, Host};
+use super::host::{Definition, Globals, Host, ToolContext};
 use super::limits::Limits;
 use super::pattern::Pattern;
 use super::ToolCallRecord;
@@ -165,20 +166,24 @@ impl<'h> Interp<'h> {
         let slots: Vec<std::sync::Mutex<Option<Branch>>> =
             calls.iter().map(|_| std::sync::Mutex::new(None)).collect();
         let parent = &*self;
+        let meter = self.meter();
         std::thread::scope(|scope| {
             for _ in 0..workers {
-                let (calls, next, slots) = (&calls, &next, &slots);
-                let worker = move || loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((f, args)) = calls.get(i) else { break };
-                    let mut branch = parent.fork();
-                    let result = branch.call(f, args);
-                    let done = Branch {
-                        result,
-                        tool_calls: branch.tool_calls,
-                        steps: branch.steps,
-                    };
-                    *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+                let (calls, next, slots, meter) = (&calls, &next, &slots, &meter);
+                let worker = move || {
+                    let _metered = meter.install();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((f, args)) = calls.get(i) else { break };
+                        let mut branch = parent.fork();
+                        let result = branch.call(f, args);
+                        let done = Branch {
+                            result,
+                            tool_calls: branch.tool_calls,
+                            steps: branch.steps,
+                        };
+                        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(done);
+                    }
                 };
                 let spawned = std::thread::Builder::new()
                     .name("ptc-pmap".into())
@@ -256,8 +261,17 @@ impl<'h> Interp<'h> {
         out
     }
 
-    /// Run the program's root arity.
+    /// Start the program's clock at `at` instead of now (a host that read
+    /// and analyzed the program first counts that time too).
+    pub(crate) fn start_clock_at(&mut self, at: Instant) {
+        self.started = at;
+    }
+
+    /// Run the program's root arity. Each top-level form is a step, so a
+    /// program of a million definitions is bound by the step and time
+    /// limits like a loop of a million iterations.
     pub(crate) fn run_root(&mut self, root: &Arity) -> EvalResult {
+        self.check_time()?;
         let base = self.stack.len();
         self.stack
             .resize(base + root.frame_size as usize, Value::Nil);
@@ -265,7 +279,18 @@ impl<'h> Interp<'h> {
             base,
             captures: &[],
         };
-        let result = self.eval(&root.body, frame);
+        let result = match &root.body {
+            Expr::Do(forms) => (|| {
+                let (last, init) = forms.split_last().expect("do has forms");
+                for form in init {
+                    self.tick()?;
+                    self.eval(form, frame)?;
+                }
+                self.tick()?;
+                self.eval(last, frame)
+            })(),
+            body => self.tick().and_then(|()| self.eval(body, frame)),
+        };
         self.stack.truncate(base);
         result
     }
@@ -297,6 +322,12 @@ impl<'h> Interp<'h> {
     }
 
     pub(crate) fn check_time(&self) -> EvalResult<()> {
+        // The meter also watches the heap (and may have stopped a builtin).
+        if !meter::check() {
+            if let Some(e) = meter::error() {
+                return Err(e.into());
+            }
+        }
         if self.started.elapsed() > self.limits.timeout {
             return Err(Error::new(
                 ErrorKind::Timeout,
@@ -327,6 +358,13 @@ impl<'h> Interp<'h> {
                 ),
             )
             .into());
+        }
+        // Building `len` items was work: charge it, so the clock and the
+        // heap are read while builtins build large values.
+        if !meter::work(u32::try_from(len).unwrap_or(u32::MAX)) {
+            if let Some(e) = meter::error() {
+                return Err(e.into());
+            }
         }
         Ok(())
     }
@@ -815,7 +853,27 @@ impl<'h> Interp<'h> {
         if args.len() < b.min_args || b.max_args.is_some_and(|m| args.len() > m) {
             return Err(arity_error(&format!("`{}`", b.name), args.len(), &b.arity_text()).into());
         }
-        (b.func)(self, args)
+        let result = (b.func)(self, args);
+        // A builtin stopped by the meter returns whatever it had; the
+        // meter's error replaces it.
+        if meter::tripped() {
+            if let Some(e) = meter::error() {
+                return Err(e.into());
+            }
+        }
+        result
+    }
+
+    /// The meter of this run: its deadline, interrupt flag and expansion
+    /// limit, for the value layer and builtins (see [`crate::meter`]).
+    pub(crate) fn meter(&self) -> Meter {
+        Meter {
+            started: self.started,
+            timeout: self.limits.timeout,
+            max_expanded: self.limits.max_expanded,
+            max_memory: self.limits.max_memory,
+            interrupt: self.interrupt.clone(),
+        }
     }
 
     fn call_function(&mut self, function: &Arc<Function>, args: &[Value]) -> EvalResult {
@@ -1065,8 +1123,13 @@ impl<'h> Interp<'h> {
             .into());
         }
         self.check_time()?;
+        let context = ToolContext {
+            deadline: self.started.checked_add(self.limits.timeout),
+            time_limit: self.limits.timeout,
+            interrupt: self.interrupt.clone(),
+        };
         let started = Instant::now();
-        let result = self.host.call_tool(name, args);
+        let result = self.host.call_tool(name, args, &context);
         let duration = started.elapsed();
         self.tool_calls.push(ToolCallRecord {
             name: name.to_string(),
@@ -1075,6 +1138,11 @@ impl<'h> Interp<'h> {
             error: result.as_ref().err().map(|e| e.message().to_string()),
             duration,
         });
+        // A tool stopped at the program's deadline returns when the
+        // deadline is reached; that is the program's timeout.
+        if context.expired() {
+            return Err(context.timeout_error().into());
+        }
         self.check_time()?;
         result.map_err(|e| {
             if e.kind() == ErrorKind::Tool {

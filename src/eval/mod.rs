@@ -20,7 +20,7 @@ use crate::reader;
 use crate::value::{pr_str, ArcStr, Value};
 
 pub(crate) use analyze::CLOJURE_NAMESPACES;
-pub use host::{DataHost, Definition, Globals, Host, NoHost};
+pub use host::{DataHost, Definition, Globals, Host, NoHost, ToolContext};
 pub use limits::Limits;
 pub(crate) use machine::{arity_error, EvalResult, Flow, Interp};
 
@@ -47,6 +47,16 @@ impl Program {
     /// Read and analyze source text.
     pub fn compile(source: &str) -> Result<Program> {
         let forms = reader::read_program(source)?;
+        Self::from_forms(&forms)
+    }
+
+    /// Read and analyze source text whose literals must keep to the size
+    /// limit of `limits` (`max_collection`): a literal over it is a
+    /// `memory-exceeded` error with its location, as the value would be if
+    /// the program built it.
+    pub fn compile_with_limits(source: &str, limits: &Limits) -> Result<Program> {
+        let forms = reader::read_program(source)?;
+        reader::check_literal_sizes(&forms, limits.max_collection)?;
         Self::from_forms(&forms)
     }
 
@@ -118,6 +128,10 @@ pub struct RunOptions {
     pub history: [Value; 3],
     /// Set to true from another thread to stop the run.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// When the program's clock started; `None` is when `run` is called.
+    /// A host that read and analyzed the program first passes the moment
+    /// it began, so that time counts against the time limit too.
+    pub started: Option<std::time::Instant>,
 }
 
 impl RunOptions {
@@ -142,6 +156,10 @@ pub fn run(
         options.history,
         options.interrupt,
     );
+    if let Some(at) = options.started {
+        interp.start_clock_at(at);
+    }
+    let metered = interp.meter().install();
     let result = match interp.run_root(&program.root) {
         Ok(v) => Ok(Outcome::Value(v)),
         Err(Flow::Return(v)) => Ok(Outcome::Return(v)),
@@ -149,6 +167,7 @@ pub fn run(
         Err(Flow::Error(e)) => Err(*e),
         Err(Flow::Recur) => Err(Error::validation("`recur` escaped its loop")),
     };
+    drop(metered);
     let steps = interp.steps();
     let returns = interp.definition_returns();
     RunOutput {
@@ -174,7 +193,7 @@ pub fn run(
 /// assert_eq!(ptc_lisp::value::pr_str(&v), "[3 5]");
 /// ```
 pub fn eval_str(source: &str) -> Result<Value> {
-    let program = Program::compile(source)?;
+    let program = Program::compile_with_limits(source, &Limits::default())?;
     let out = run(
         &program,
         &NoHost,

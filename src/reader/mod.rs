@@ -7,9 +7,11 @@
 
 mod form;
 mod parser;
+mod size;
 
 pub use form::{Form, FormKind};
 pub use parser::{read_one, read_program, read_status, ReadStatus, MAX_DEPTH};
+pub use size::check_literal_sizes;
 
 #[cfg(test)]
 mod tests;

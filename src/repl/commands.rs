@@ -557,10 +557,10 @@ impl Repl {
                 .error("`:load` needs a file name, like `:load prelude.clj`");
             return true;
         }
-        match std::fs::read_to_string(path) {
+        match crate::input::read_program_file(Path::new(path)) {
             Ok(text) => self.eval(&text, &Source::file(&text, Path::new(path))),
             Err(e) => {
-                self.out.error(&format!("cannot read `{path}`: {e}"));
+                self.out.error(&e.describe(&format!("`{path}`")));
                 true
             }
         }

@@ -151,7 +151,7 @@ impl Repl {
         let Some(path) = self.config.prelude.clone() else {
             return;
         };
-        match std::fs::read_to_string(&path) {
+        match crate::input::read_program_file(&path) {
             Ok(text) => {
                 let turn = self.run_turn(&text);
                 if !turn.success {
@@ -163,10 +163,9 @@ impl Repl {
                     self.show_turn(&turn, &Source::file(&text, &path));
                 }
             }
-            Err(e) => self.out.error(&format!(
-                "cannot read the prelude `{}`: {e}",
-                path.display()
-            )),
+            Err(e) => self
+                .out
+                .error(&e.describe(&format!("the prelude `{}`", path.display()))),
         }
     }
 

@@ -4,8 +4,6 @@
 //! outside any form is a colon command. No prompts, no colors, no history
 //! file. The exit code is 1 when the last form or command failed.
 
-use std::io::Read;
-
 use crate::reader::{read_program, read_status, ReadStatus};
 
 use super::print::{Printer, Source};
@@ -14,11 +12,18 @@ use super::{Repl, ReplConfig, SessionFactory, Step};
 /// Run every form and command of standard input; returns the exit code.
 pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
     let out = Printer { color: false };
-    let mut input = String::new();
-    if let Err(e) = std::io::stdin().read_to_string(&mut input) {
-        out.error(&format!("cannot read standard input: {e}"));
-        return 2;
-    }
+    let input = match crate::input::read_text(
+        std::io::stdin().lock(),
+        crate::input::MAX_PROGRAM_BYTES,
+        "standard input",
+        "for program text",
+    ) {
+        Ok(input) => input,
+        Err(e) => {
+            out.error(&e.describe("standard input"));
+            return 2;
+        }
+    };
     let mut repl = match Repl::start(config, new_session, out) {
         Ok(r) => r,
         Err(e) => {

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use crate::eval::eval_str;
+use crate::meter::expanded_size;
 use crate::reader::{read_program, Form, FormKind};
 use crate::session::Session;
 use crate::value::{pr_str, Value};
@@ -54,6 +55,10 @@ struct FoundForm {
 /// assert!(saved.text.contains("(defn total [v] (reduce + v))"));
 /// assert_eq!(saved.saved, 2);
 /// ```
+/// Items (shared parts counted each time) a value may have to be saved as
+/// data: its printed form is at least this long.
+const MAX_SAVED_ITEMS: usize = 1_000_000;
+
 pub fn prelude_source(session: &Session) -> SavedPrelude {
     let turns = session.turns();
     let mut forms: HashMap<String, FoundForm> = HashMap::new();
@@ -74,6 +79,12 @@ pub fn prelude_source(session: &Session) -> SavedPrelude {
     for entry in session.memory().iter() {
         let name = entry.name.as_str();
         let defined_in = last_turn.get(name).copied().unwrap_or(0);
+        if !entry.value.is_fn() && expanded_size(&entry.value, MAX_SAVED_ITEMS).is_none() {
+            skipped.push(format!(
+                "`{name}`: its value holds more than {MAX_SAVED_ITEMS} items once shared parts are counted each time; too large to save as data"
+            ));
+            continue;
+        }
         let literal = if entry.value.is_fn() {
             None
         } else {

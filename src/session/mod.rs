@@ -33,13 +33,13 @@ mod signature;
 mod tool;
 mod turn;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::eval::{self, Globals, Host, Limits, Outcome, Program, RunOptions};
+use crate::eval::{self, Globals, Host, Limits, Outcome, Program, RunOptions, ToolContext};
 use crate::value::{ArcStr, Value};
 
 pub use serde_value::{decode as decode_value, encode as encode_value};
@@ -56,6 +56,8 @@ pub use turn::{Memory, MemoryEntry, ToolCall, Turn, TurnError, TurnOutcome};
 pub struct Session {
     tools: Vec<Tool>,
     data: Vec<(String, Value)>,
+    /// Position of each `data/` name in `data`.
+    data_index: HashMap<String, usize>,
     limits: Limits,
     globals: Globals,
     /// `*1 *2 *3`: the results of the most recent successful turns.
@@ -146,14 +148,21 @@ impl Session {
     /// replaces its value in place.
     pub fn set_data(&mut self, name: &str, value: impl Into<Value>) -> &mut Self {
         let value = value.into();
-        match self.data.iter_mut().find(|(n, _)| n == name) {
-            Some(slot) => slot.1 = value,
-            None => self.data.push((name.to_string(), value)),
+        match self.data_index.get(name) {
+            Some(&i) => self.data[i].1 = value,
+            None => {
+                self.data_index.insert(name.to_string(), self.data.len());
+                self.data.push((name.to_string(), value));
+            }
         }
         self
     }
 
     /// Bind each key of a JSON object as `data/key`, in the object's order.
+    /// Data keeps to the size limit of the session's limits
+    /// (`max_collection`) like values programs build: an array, object or
+    /// string over it is a `memory-exceeded` error naming its path
+    /// (`data/orders[3].items`) and the limit; nothing is bound then.
     pub fn set_data_json(&mut self, json: &serde_json::Value) -> Result<&mut Self> {
         let serde_json::Value::Object(fields) = json else {
             return Err(Error::new(
@@ -170,6 +179,7 @@ impl Session {
                 ),
             ));
         };
+        check_data_sizes(fields, self.limits.max_collection)?;
         for (k, v) in fields {
             self.set_data(k, crate::value::from_json(v));
         }
@@ -247,8 +257,9 @@ impl Session {
         let host = SessionHost {
             tools: &self.tools,
             data: &self.data,
+            data_index: &self.data_index,
         };
-        let turn = match Program::compile(program) {
+        let turn = match Program::compile_with_limits(program, &self.limits) {
             Err(e) => Turn {
                 number,
                 program: program.to_string(),
@@ -270,6 +281,8 @@ impl Session {
                         limits: self.limits.clone(),
                         history: self.history.clone(),
                         interrupt: self.interrupt.clone(),
+                        // Reading and analyzing the program count too.
+                        started: Some(started),
                     },
                 );
                 let tool_calls = out.tool_calls.iter().map(ToolCall::from).collect();
@@ -290,18 +303,30 @@ impl Session {
                 let mut defined: Vec<String> = Vec::new();
                 if success {
                     self.globals = out.globals;
+                    let mut called: Vec<ArcStr> = Vec::with_capacity(out.returns.len());
                     for (name, value) in out.returns {
                         if let Some(def) = self.globals.get(&name) {
-                            self.returns.insert(name, (def.value.clone(), value));
+                            self.returns
+                                .insert(name.clone(), (def.value.clone(), value));
+                            called.push(name);
                         }
                     }
+                    // Each name once, in order of first binding (a set, so
+                    // a program of N definitions costs O(N), not O(N^2)).
+                    let mut seen: HashSet<&str> = HashSet::with_capacity(out.defined.len());
                     for name in &out.defined {
-                        if !defined.iter().any(|d| d == name.as_str()) {
+                        if seen.insert(name.as_str()) {
                             defined.push(name.to_string());
                         }
                     }
                     let returns = &self.returns;
-                    self.memory = Memory::from_globals(&self.globals, |name, value| {
+                    // Only the names this turn defined or called can have
+                    // changed entries.
+                    let changed = defined
+                        .iter()
+                        .map(String::as_str)
+                        .chain(called.iter().map(ArcStr::as_str));
+                    self.memory = self.memory.updated(&self.globals, changed, |name, value| {
                         returns.get(name).and_then(|(f, r)| match (f, value) {
                             (Value::Fn(a), Value::Fn(b)) if Arc::ptr_eq(a, b) => Some(r.clone()),
                             _ => None,
@@ -350,6 +375,92 @@ impl Session {
     }
 }
 
+/// Check every array, object and string of `data/` values against
+/// `max_items` (see [`Session::set_data_json`]).
+fn check_data_sizes(
+    fields: &serde_json::Map<String, serde_json::Value>,
+    max_items: usize,
+) -> Result<()> {
+    use serde_json::Value as Json;
+    fn size(v: &Json) -> Option<(usize, &'static str, &'static str)> {
+        match v {
+            Json::Array(items) => Some((items.len(), "array", "items")),
+            Json::Object(fields) => Some((fields.len(), "object", "keys")),
+            // Bytes bound characters from above: only long strings are counted.
+            Json::String(s) => Some((s.len(), "string", "characters")),
+            _ => None,
+        }
+    }
+    fn over(v: &Json, max: usize) -> bool {
+        match (v, size(v)) {
+            (Json::String(s), Some((bytes, ..))) => bytes > max && s.chars().count() > max,
+            (_, Some((n, ..))) => n > max,
+            _ => false,
+        }
+    }
+    // A first walk without paths, as data is usually within the limit.
+    let mut pending: Vec<&Json> = fields.values().collect();
+    let mut found = false;
+    while let Some(v) = pending.pop() {
+        if over(v, max_items) {
+            found = true;
+            break;
+        }
+        match v {
+            Json::Array(items) => pending.extend(items),
+            Json::Object(fields) => pending.extend(fields.values()),
+            _ => {}
+        }
+    }
+    if !found {
+        return Ok(());
+    }
+    // Again, in document order with paths, for the message.
+    let mut pending: Vec<(&Json, String)> = fields
+        .iter()
+        .rev()
+        .map(|(k, v)| (v, format!("data/{k}")))
+        .collect();
+    while let Some((v, path)) = pending.pop() {
+        if over(v, max_items) {
+            let (n, what, unit) = size(v).expect("collections and strings have sizes");
+            let n = match v {
+                Json::String(s) => s.chars().count(),
+                _ => n,
+            };
+            return Err(Error::new(
+                ErrorKind::MemoryLimit,
+                format!(
+                    "`{path}` is {} {what} of {n} {unit}, over the limit of {max_items} items \
+                     or characters in one value (max_collection)",
+                    if what == "array" || what == "object" {
+                        "an"
+                    } else {
+                        "a"
+                    }
+                ),
+            ));
+        }
+        match v {
+            Json::Array(items) => pending.extend(
+                items
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .map(|(i, item)| (item, format!("{path}[{i}]"))),
+            ),
+            Json::Object(fields) => pending.extend(
+                fields
+                    .iter()
+                    .rev()
+                    .map(|(k, item)| (item, format!("{path}.{k}"))),
+            ),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn turn_value(outcome: &TurnOutcome) -> Option<Value> {
     match outcome {
         TurnOutcome::Value { value }
@@ -363,23 +474,21 @@ fn turn_value(outcome: &TurnOutcome) -> Option<Value> {
 struct SessionHost<'a> {
     tools: &'a [Tool],
     data: &'a [(String, Value)],
+    data_index: &'a HashMap<String, usize>,
 }
 
 impl Host for SessionHost<'_> {
     fn data(&self, name: &str) -> Option<Value> {
-        self.data
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
+        self.data_index.get(name).map(|&i| self.data[i].1.clone())
     }
 
     fn has_tool(&self, name: &str) -> bool {
         self.tools.iter().any(|t| t.spec.name == name)
     }
 
-    fn call_tool(&self, name: &str, args: &[Value]) -> Result<Value> {
+    fn call_tool(&self, name: &str, args: &[Value], context: &ToolContext) -> Result<Value> {
         match self.tools.iter().find(|t| t.spec.name == name) {
-            Some(tool) => tool.call(args),
+            Some(tool) => tool.call(args, context),
             None => Err(Error::new(
                 ErrorKind::Undefined,
                 format!("Unknown tool `tool/{name}`"),

@@ -36,8 +36,36 @@ use crate::value::{ArcStr, Function, FunctionKind, Map, Set, Value};
 /// display, and no code.
 struct RestoredCode;
 
-/// The tagged JSON form of a value.
+/// Items (shared parts counted each time) a value may have to be
+/// encoded; a larger one is recorded as `{"elided": description}`.
+const MAX_ENCODED_ITEMS: usize = 16 * 1024 * 1024;
+
+/// The tagged JSON form of a value. Values that share structure can be
+/// astronomically large once expanded: one of more than 16 Mi items is
+/// recorded as `{"elided": "a vector of 2 items, more than ... expanded:
+/// too large to record"}`
+/// (read back as that string).
 pub fn encode(v: &Value) -> Json {
+    let collection = matches!(
+        v,
+        Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Reduced(_)
+    );
+    if collection && crate::meter::expanded_size(v, MAX_ENCODED_ITEMS).is_none() {
+        let len = match v {
+            Value::Vector(items) | Value::List(items) => items.len(),
+            Value::Map(m) => m.len(),
+            Value::Set(items) => items.len(),
+            _ => 1,
+        };
+        return json!({ "elided": format!(
+            "a {} of {len} items, more than {MAX_ENCODED_ITEMS} expanded: too large to record",
+            v.type_name()
+        ) });
+    }
+    encode_node(v)
+}
+
+fn encode_node(v: &Value) -> Json {
     match v {
         Value::Nil => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -51,16 +79,16 @@ pub fn encode(v: &Value) -> Json {
         Value::Str(s) => Json::String(s.to_string()),
         Value::Keyword(k) => json!({ "kw": k.as_str() }),
         Value::Symbol(s) => json!({ "sym": s.as_str() }),
-        Value::Vector(items) => Json::Array(items.iter().map(encode).collect()),
-        Value::List(items) => json!({ "list": items.iter().map(encode).collect::<Vec<_>>() }),
+        Value::Vector(items) => Json::Array(items.iter().map(encode_node).collect()),
+        Value::List(items) => json!({ "list": items.iter().map(encode_node).collect::<Vec<_>>() }),
         Value::Map(m) => {
             let entries: Vec<Json> = m
                 .iter()
-                .map(|(k, v)| Json::Array(vec![encode(k), encode(v)]))
+                .map(|(k, v)| Json::Array(vec![encode_node(k), encode_node(v)]))
                 .collect();
             json!({ "map": entries })
         }
-        Value::Set(items) => json!({ "set": items.iter().map(encode).collect::<Vec<_>>() }),
+        Value::Set(items) => json!({ "set": items.iter().map(encode_node).collect::<Vec<_>>() }),
         Value::Native(n) => json!({ "builtin": n.name }),
         Value::Fn(f) => {
             let mut fields = serde_json::Map::new();
@@ -72,7 +100,7 @@ pub fn encode(v: &Value) -> Json {
         }
         Value::Var(name) => json!({ "var": name.as_str() }),
         Value::Regex(r) => json!({ "regex": r.source }),
-        Value::Reduced(inner) => json!({ "reduced": encode(inner) }),
+        Value::Reduced(inner) => json!({ "reduced": encode_node(inner) }),
     }
 }
 
@@ -145,6 +173,8 @@ fn decode_tagged(tag: &str, body: &Json) -> Result<Value, String> {
             }
         }
         "reduced" => Value::Reduced(std::sync::Arc::new(decode(body)?)),
+        // A value too large to record stands for itself as its description.
+        "elided" => Value::str(text()?),
         "fn" => {
             let name = body.get("name").and_then(Json::as_str).unwrap_or("fn");
             let params = body.get("params").and_then(Json::as_str);
@@ -266,6 +296,19 @@ mod tests {
         assert_eq!(f.params(), Some("[a b]"));
         let inc = eval_str("inc").unwrap();
         assert_eq!(decode(&encode(&inc)).unwrap(), inc);
+    }
+
+    #[test]
+    fn values_too_large_once_expanded_are_elided() {
+        let v = eval_str("(loop [x [1] i 0] (if (< i 40) (recur [x x] (inc i)) x))").unwrap();
+        let json = encode(&v);
+        assert_eq!(
+            json,
+            serde_json::json!({"elided": "a vector of 2 items, more than 16777216 expanded: too large to record"})
+        );
+        assert!(
+            matches!(&decode(&json).unwrap(), Value::Str(s) if s.starts_with("a vector of 2 items"))
+        );
     }
 
     #[test]

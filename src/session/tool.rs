@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::signature::{Signature, SignatureError};
 use crate::error::{Error, ErrorKind};
+use crate::eval::ToolContext;
 use crate::value::{ArcStr, Map, Value};
 
 /// The function that implements a tool. It returns the tool's result, or
@@ -90,10 +91,27 @@ impl Tool {
 
     /// Bind the arguments of a call and run the handler. Panics in the
     /// handler become tool errors.
-    pub fn call(&self, args: &[Value]) -> Result<Value, Error> {
-        let bound = bind_args(&self.spec, args)?;
+    ///
+    /// The call counts against the program's time: past the deadline of
+    /// `context` (or with its interrupt flag set) the handler is not
+    /// called, and a handler that returns after the deadline gives the
+    /// program's `timeout` error. A handler cannot be preempted; one that
+    /// may run long reads [`ToolArgs::context`] (command tools do, and are
+    /// killed at the deadline).
+    pub fn call(&self, args: &[Value], context: &ToolContext) -> Result<Value, Error> {
+        if context.expired() {
+            return Err(context.timeout_error());
+        }
+        if context.interrupted() {
+            return Err(context.interrupted_error());
+        }
+        let mut bound = bind_args(&self.spec, args)?;
+        bound.context = context.clone();
         let handler = &self.handler;
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(bound)));
+        if context.expired() {
+            return Err(context.timeout_error());
+        }
         match outcome {
             Ok(Ok(v)) => Ok(v),
             // A message that already names the tool (command tools write
@@ -124,11 +142,28 @@ fn valid_name(name: &str) -> bool {
 pub struct ToolArgs {
     named: Map,
     positional: Vec<Value>,
+    context: ToolContext,
 }
 
 impl ToolArgs {
     pub fn new(named: Map, positional: Vec<Value>) -> Self {
-        ToolArgs { named, positional }
+        ToolArgs {
+            named,
+            positional,
+            context: ToolContext::default(),
+        }
+    }
+
+    /// The calling program's deadline and interrupt flag: a handler that
+    /// may run long should stop by the deadline.
+    pub fn context(&self) -> &ToolContext {
+        &self.context
+    }
+
+    /// These arguments with the calling program's context.
+    pub fn with_context(mut self, context: ToolContext) -> Self {
+        self.context = context;
+        self
     }
 
     /// The arguments by name (keyword keys for declared parameters).
@@ -229,7 +264,7 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
             [Value::Map(m)] => (**m).clone(),
             _ => Map::new(),
         };
-        return Ok(ToolArgs { named, positional });
+        return Ok(ToolArgs::new(named, positional));
     }
     let declared = |k: &Value| key_name(k).is_some_and(|n| params.iter().any(|p| p.name == n));
     let named = match args {
@@ -295,7 +330,7 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
             ));
         }
     }
-    Ok(ToolArgs { named, positional })
+    Ok(ToolArgs::new(named, positional))
 }
 
 #[cfg(test)]
@@ -390,12 +425,16 @@ mod tests {
         })
         .unwrap();
         assert_eq!(
-            tool.call(&[]).unwrap_err().message(),
+            tool.call(&[], &ToolContext::unlimited())
+                .unwrap_err()
+                .message(),
             "Tool `slow` timed out after 1s and was killed"
         );
         let tool = Tool::new("x", "-> :any", "", |_| Err("no rate".to_string())).unwrap();
         assert_eq!(
-            tool.call(&[]).unwrap_err().message(),
+            tool.call(&[], &ToolContext::unlimited())
+                .unwrap_err()
+                .message(),
             "Tool `x` failed: no rate"
         );
     }
@@ -403,7 +442,7 @@ mod tests {
     #[test]
     fn a_panicking_handler_is_a_tool_error() {
         let tool = Tool::new("boom", "-> :any", "", |_| panic!("bad host")).unwrap();
-        let err = tool.call(&[]).unwrap_err();
+        let err = tool.call(&[], &ToolContext::unlimited()).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Tool);
         assert!(err.message().contains("panicked"));
     }

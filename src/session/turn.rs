@@ -196,10 +196,35 @@ impl From<&crate::eval::ToolCallRecord> for ToolCall {
 
 /// A snapshot of the user namespace (`user/`): definitions in the order
 /// they were first made (DEF-009).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
+///
+/// Persistent: every turn keeps its own snapshot, and a snapshot shares
+/// its structure with the one it was made from, so copying it costs
+/// nothing and a turn that changes k of N definitions costs O(k log N),
+/// not O(N). Names are looked up through an index.
+#[derive(Debug, Clone, Default)]
 pub struct Memory {
-    pub entries: Vec<MemoryEntry>,
+    pub entries: imbl::Vector<MemoryEntry>,
+    /// Position of each name in `entries`.
+    index: imbl::HashMap<String, usize>,
+}
+
+impl PartialEq for Memory {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Serialize for Memory {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.entries.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Memory {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let entries = Vec::<MemoryEntry>::deserialize(d)?;
+        Ok(Memory::from_entries(entries))
+    }
 }
 
 /// One definition in a [`Memory`] snapshot.
@@ -222,6 +247,16 @@ pub struct MemoryEntry {
 }
 
 impl Memory {
+    /// A snapshot holding `entries` in order (a later entry with the
+    /// name of an earlier one replaces it in place).
+    pub fn from_entries(entries: impl IntoIterator<Item = MemoryEntry>) -> Memory {
+        let mut memory = Memory::default();
+        for entry in entries {
+            memory.upsert(entry);
+        }
+        memory
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -231,11 +266,24 @@ impl Memory {
     }
 
     pub fn get(&self, name: &str) -> Option<&MemoryEntry> {
-        self.entries.iter().find(|e| e.name == name)
+        self.index.get(name).and_then(|&i| self.entries.get(i))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &MemoryEntry> {
         self.entries.iter()
+    }
+
+    /// Replace the entry of the same name where it stands, or append it.
+    pub fn upsert(&mut self, entry: MemoryEntry) {
+        match self.index.get(&entry.name) {
+            Some(&i) => {
+                self.entries.set(i, entry);
+            }
+            None => {
+                self.index.insert(entry.name.clone(), self.entries.len());
+                self.entries.push_back(entry);
+            }
+        }
     }
 
     /// A snapshot of `globals`, with the last return value of each
@@ -244,16 +292,60 @@ impl Memory {
         globals: &Globals,
         mut last_return: impl FnMut(&str, &Value) -> Option<Value>,
     ) -> Memory {
-        Memory {
-            entries: globals
+        Memory::from_entries(
+            globals
                 .iter()
-                .map(|(name, def)| MemoryEntry {
-                    name: name.to_string(),
-                    value: def.value.clone(),
-                    doc: def.doc.as_ref().map(|d| d.to_string()),
-                    last_return: last_return(name, &def.value),
-                })
-                .collect(),
+                .map(|(name, def)| entry(name, def, last_return(name, &def.value))),
+        )
+    }
+
+    /// This snapshot brought up to date with `globals` for the names in
+    /// `changed` (defined or called since the snapshot was taken); every
+    /// other entry is kept as it is. New names are appended in the order
+    /// `globals` gives them, which is the order they were first defined.
+    pub fn updated<'a>(
+        &self,
+        globals: &Globals,
+        changed: impl IntoIterator<Item = &'a str>,
+        mut last_return: impl FnMut(&str, &Value) -> Option<Value>,
+    ) -> Memory {
+        let mut memory = self.clone();
+        let mut fresh: Vec<&str> = Vec::new();
+        for name in changed {
+            let Some(def) = globals.get(name) else {
+                continue;
+            };
+            if memory.index.contains_key(name) {
+                memory.upsert(entry(name, def, last_return(name, &def.value)));
+            } else {
+                fresh.push(name);
+            }
         }
+        if !fresh.is_empty() {
+            let mut fresh: std::collections::HashSet<&str> = fresh.into_iter().collect();
+            // Walk the namespace from its end: new names were defined last.
+            let mut added: Vec<(&str, &crate::eval::Definition)> = Vec::new();
+            for (name, def) in globals.iter_rev() {
+                if fresh.is_empty() {
+                    break;
+                }
+                if fresh.remove(name.as_str()) {
+                    added.push((name.as_str(), def));
+                }
+            }
+            for (name, def) in added.into_iter().rev() {
+                memory.upsert(entry(name, def, last_return(name, &def.value)));
+            }
+        }
+        memory
+    }
+}
+
+fn entry(name: &str, def: &crate::eval::Definition, last_return: Option<Value>) -> MemoryEntry {
+    MemoryEntry {
+        name: name.to_string(),
+        value: def.value.clone(),
+        doc: def.doc.as_ref().map(|d| d.to_string()),
+        last_return,
     }
 }

@@ -27,11 +27,38 @@ pub fn from_json(json: &Json) -> Value {
     }
 }
 
+/// Nodes a JSON conversion may produce when no program's size limit is
+/// in force (writing a transcript after the run, say).
+const UNMETERED_MAX_NODES: usize = 16 * 1024 * 1024;
+
 /// A value to JSON: keywords become strings (without the colon), sets and
 /// lists arrays, map keys strings (non-string keys printed with `str`),
 /// non-finite floats `null`, functions and other opaque values their
 /// printed form.
+///
+/// Shared structure is expanded by JSON, so the size is checked first:
+/// inside a program, a value over the expansion limit stops the program
+/// with that limit's error; outside one, a value of more than 16 Mi
+/// items becomes a string saying so.
 pub fn to_json(v: &Value) -> Json {
+    let collection = matches!(
+        v,
+        Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Reduced(_)
+    );
+    if collection {
+        let limit = crate::meter::max_expanded().unwrap_or(UNMETERED_MAX_NODES);
+        if crate::meter::expanded_size(v, limit).is_none() {
+            crate::meter::trip_expanded();
+            return Json::String(format!(
+                "<a {} too large for JSON: more than {limit} items>",
+                v.type_name()
+            ));
+        }
+    }
+    to_json_node(v)
+}
+
+fn to_json_node(v: &Value) -> Json {
     match v {
         Value::Nil => Json::Null,
         Value::Bool(b) => Json::Bool(*b),
@@ -41,11 +68,17 @@ pub fn to_json(v: &Value) -> Json {
             .unwrap_or(Json::Null),
         Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Json::String(s.to_string()),
         Value::Vector(items) | Value::List(items) => {
-            super::deep(|| Json::Array(items.iter().map(to_json).collect()))
+            super::deep(|| Json::Array(items.iter().map(to_json_node).collect()))
         }
-        Value::Set(items) => Json::Array(items.iter().map(to_json).collect()),
-        Value::Map(m) => Json::Object(m.iter().map(|(k, v)| (json_key(k), to_json(v))).collect()),
-        Value::Reduced(inner) => to_json(inner),
+        Value::Set(items) => Json::Array(items.iter().map(to_json_node).collect()),
+        Value::Map(m) => super::deep(|| {
+            Json::Object(
+                m.iter()
+                    .map(|(k, v)| (json_key(k), to_json_node(v)))
+                    .collect(),
+            )
+        }),
+        Value::Reduced(inner) => to_json_node(inner),
         Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => {
             Json::String(print_str(v))
         }

@@ -67,6 +67,10 @@ pub enum Value {
 pub struct Regex {
     pub source: String,
     pub regex: fancy_regex::Regex,
+    /// For patterns that need backtracking (lookaround, backreferences):
+    /// the pattern anchored with `\G`, tried one start position at a time
+    /// so the program's meter is consulted between positions.
+    pub(crate) stepped: Option<fancy_regex::Regex>,
 }
 
 impl Value {
@@ -271,6 +275,10 @@ thread_local! {
 /// Compare two collections (at addresses `a` and `b`) with `f`, using and
 /// filling the memo of equal pairs once the comparison is large.
 fn equal_nodes(a: usize, b: usize, f: impl FnOnce() -> bool) -> bool {
+    // A stopped meter ends the comparison (its error replaces the result).
+    if !crate::meter::work(1) {
+        return false;
+    }
     let known = EQ.with(|s| {
         let mut s = s.borrow_mut();
         s.depth += 1;
@@ -384,17 +392,24 @@ impl Value {
                 state.write_usize(v.len());
                 with_child_fuel(v.len(), || {
                     for item in v.iter() {
+                        // A stopped meter ends the walk (its error
+                        // replaces the result).
+                        if !crate::meter::work(1) {
+                            break;
+                        }
                         item.hash(state);
                     }
                 });
             }
             Map(m) => {
+                crate::meter::work(1);
                 state.write_u8(8);
                 state.write_usize(m.len());
                 let entries = with_child_fuel(2 * m.len(), || m.unordered_hash());
                 state.write_u64(entries.unwrap_or(0));
             }
             Set(s) => {
+                crate::meter::work(1);
                 state.write_u8(9);
                 state.write_usize(s.len());
                 let items = with_child_fuel(s.len(), || s.unordered_hash());

@@ -52,7 +52,7 @@ pub fn write_str_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
 }
 
 fn write_value(out: &mut String, v: &Value, depth: usize, limit: usize) {
-    if out.len() >= limit {
+    if out.len() >= limit || !crate::meter::work(1) {
         return;
     }
     if depth % 16 == 15 {
@@ -154,6 +154,11 @@ fn write_escaped(out: &mut String, s: &str) {
             '\r' => out.push_str("\\r"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
+            // Other control characters (NUL, ESC, DEL, ...) would reach a
+            // terminal or a prompt raw; Clojure's reader reads them back.
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
             c => out.push(c),
         }
     }

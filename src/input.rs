@@ -1,0 +1,165 @@
+//! Reading what a run starts from (`--data` files, tool manifests,
+//! program text) with a size limit: never more than the limit plus one
+//! byte is read, so `--data /dev/zero` is a quick, clear error instead of
+//! a read that lasts until memory runs out.
+//!
+//! | input | default limit | raised with |
+//! |---|---|---|
+//! | a `--data` file | [`MAX_DATA_BYTES`] (64 MiB) | `--max-data-bytes N` |
+//! | a tool manifest | [`MAX_MANIFEST_BYTES`] (1 MiB) | — |
+//! | program text (a file, standard input, a prelude, `:load`) | [`MAX_PROGRAM_BYTES`] (4 MiB) | — |
+//!
+//! An input over its limit is an error of kind
+//! [`ErrorKind::InputLimit`](crate::error::ErrorKind::InputLimit) (code
+//! `input-limit-exceeded`) naming the input, the limit and its value.
+
+use std::io::Read;
+use std::path::Path;
+
+use crate::error::{Error, ErrorKind};
+
+/// The most bytes a `--data` file may have, unless raised.
+pub const MAX_DATA_BYTES: u64 = 64 * 1024 * 1024;
+/// The most bytes a tool manifest may have.
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+/// The most bytes of program text read at once (a script, standard
+/// input, a REPL prelude or `:load` file).
+pub const MAX_PROGRAM_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Why an input could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The input is larger than its limit (nothing past the limit was
+    /// read).
+    #[error("{} ({})", .0.message(), .0.code())]
+    TooLarge(Error),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("it is not UTF-8 text")]
+    NotUtf8,
+}
+
+/// Read at most `limit` bytes of `reader`; one byte more is an error
+/// naming `what` (e.g. "the data file `x.json`") and `limit_name` (the
+/// limit's name, or the flag that raises it).
+pub fn read_bytes(
+    reader: impl Read,
+    limit: u64,
+    what: &str,
+    limit_name: &str,
+) -> Result<Vec<u8>, InputError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(InputError::TooLarge(too_large(what, limit, limit_name)));
+    }
+    Ok(bytes)
+}
+
+/// [`read_bytes`] as UTF-8 text.
+pub fn read_text(
+    reader: impl Read,
+    limit: u64,
+    what: &str,
+    limit_name: &str,
+) -> Result<String, InputError> {
+    String::from_utf8(read_bytes(reader, limit, what, limit_name)?).map_err(|_| InputError::NotUtf8)
+}
+
+/// [`read_bytes`] of a file.
+pub fn read_file(
+    path: &Path,
+    limit: u64,
+    what: &str,
+    limit_name: &str,
+) -> Result<Vec<u8>, InputError> {
+    read_bytes(std::fs::File::open(path)?, limit, what, limit_name)
+}
+
+/// [`read_text`] of a file.
+pub fn read_file_text(
+    path: &Path,
+    limit: u64,
+    what: &str,
+    limit_name: &str,
+) -> Result<String, InputError> {
+    read_text(std::fs::File::open(path)?, limit, what, limit_name)
+}
+
+/// A program file read with [`MAX_PROGRAM_BYTES`].
+pub fn read_program_file(path: &Path) -> Result<String, InputError> {
+    read_file_text(
+        path,
+        MAX_PROGRAM_BYTES,
+        &format!("the program `{}`", path.display()),
+        "for program text",
+    )
+}
+
+impl InputError {
+    /// `cannot read {what}: {reason}`, or for an input over its limit the
+    /// message naming the limit (with the error code).
+    pub fn describe(&self, what: &str) -> String {
+        match self {
+            InputError::TooLarge(_) => self.to_string(),
+            other => format!("cannot read {what}: {other}"),
+        }
+    }
+}
+
+/// The error for an input over its limit.
+pub fn too_large(what: &str, limit: u64, limit_name: &str) -> Error {
+    Error::new(
+        ErrorKind::InputLimit,
+        format!(
+            "{what} is larger than the limit of {limit} bytes ({}) {limit_name}",
+            human_bytes(limit)
+        ),
+    )
+}
+
+/// `64 MiB`, `1.5 KiB`, `12 bytes`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if n >= size {
+            return if n.is_multiple_of(size) {
+                format!("{} {unit}", n / size)
+            } else {
+                format!("{:.1} {unit}", n as f64 / size as f64)
+            };
+        }
+    }
+    format!("{n} bytes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_stop_one_byte_past_the_limit() {
+        let endless = std::io::repeat(b'x');
+        let err = read_bytes(endless, 1024, "the input", "for tests").unwrap_err();
+        match err {
+            InputError::TooLarge(e) => {
+                assert_eq!(e.kind(), ErrorKind::InputLimit);
+                assert_eq!(
+                    e.message(),
+                    "the input is larger than the limit of 1024 bytes (1 KiB) for tests"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(read_bytes(&b"abc"[..], 3, "x", "y").unwrap(), b"abc");
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human_bytes(64 << 20), "64 MiB");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(12), "12 bytes");
+    }
+}
