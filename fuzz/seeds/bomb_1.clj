@@ -1,0 +1,1 @@
+(compare data/b data/b2)

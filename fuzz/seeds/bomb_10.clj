@@ -1,0 +1,1 @@
+(group-by identity data/n)

@@ -1,0 +1,1 @@
+(frequencies data/n)

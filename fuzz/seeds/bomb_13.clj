@@ -1,0 +1,1 @@
+(into {} (map vector data/n data/n))

@@ -1,0 +1,1 @@
+(tree-seq vector? seq data/b)

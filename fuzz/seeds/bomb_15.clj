@@ -1,0 +1,1 @@
+(pr-str data/b)

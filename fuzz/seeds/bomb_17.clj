@@ -1,0 +1,1 @@
+(sort-by count data/n)

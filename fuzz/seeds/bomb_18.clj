@@ -1,0 +1,1 @@
+(apply max (flatten data/n))

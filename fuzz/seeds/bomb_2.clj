@@ -1,0 +1,1 @@
+(= data/b data/b2)

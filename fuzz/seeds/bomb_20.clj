@@ -1,0 +1,1 @@
+(str/join "," data/n)

@@ -1,0 +1,1 @@
+(flatten data/b)

@@ -1,0 +1,1 @@
+(count (str data/m))

@@ -1,0 +1,1 @@
+(sort [data/b data/b2])

@@ -1,0 +1,1 @@
+(clojure.walk/postwalk identity data/m)

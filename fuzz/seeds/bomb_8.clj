@@ -1,0 +1,1 @@
+(json/write-str data/n)

@@ -1,0 +1,1 @@
+(count (re-seq #"(?<=(a*))b" data/s))
