@@ -343,3 +343,93 @@ fn printed_result_is_capped_with_a_marker() {
     assert!(printed.len() < 1200, "{} bytes", printed.len());
     assert!(printed.contains("--max-result-bytes"), "{printed}");
 }
+
+const BOMB: &str = "(loop [x [1] i 0] (if (< i 40) (recur [x x] (inc i)) x))";
+
+fn ptc_piped(dir: &Path, input: &str) -> (Output, Duration) {
+    use std::io::Write;
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ptc runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    (out, started.elapsed())
+}
+
+/// Finding 5: the piped REPL takes definitions in linear time.
+#[test]
+fn piped_repl_takes_many_definitions_quickly() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = String::new();
+    for i in 0..25_000 {
+        input.push_str(&format!("(def d{i} {i})\n"));
+    }
+    input.push_str("d24999\n");
+    let (out, elapsed) = ptc_piped(dir.path(), &input);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).trim_end().ends_with("24999"));
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+}
+
+/// Finding 2: `:save` of a definition that shares structure finishes and
+/// says why the value was left out.
+#[test]
+fn repl_save_skips_a_shared_structure_bomb() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = format!("(def b {BOMB})\n(def small 1)\n:save s.clj\n");
+    let (out, elapsed) = ptc_piped(dir.path(), &input);
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("not saved: `b`"), "{all}");
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    let saved = std::fs::read_to_string(dir.path().join("s.clj")).unwrap();
+    assert!(saved.contains("(def small 1)"), "{saved}");
+    assert!(!saved.contains("(def b"), "{saved}");
+}
+
+/// Findings 1 and 2 through the binary: each reproducer ends with its own
+/// error within a small multiple of a 100 ms limit, never an abort.
+#[test]
+fn builtin_reproducers_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (format!("(flatten {BOMB})"), "memory-exceeded"),
+        (format!("(json/write-str {BOMB})"), "memory-exceeded"),
+        (
+            format!("(clojure.walk/postwalk identity {BOMB})"),
+            "memory-exceeded",
+        ),
+        (
+            "(count (re-seq #\"(?<=(a*))b\" (apply str (repeat 32000 \"a\"))))".to_string(),
+            "timeout",
+        ),
+    ];
+    for (program, code) in cases {
+        let file = write(dir.path(), "p.clj", &program);
+        let (out, elapsed) = ptc_in(
+            dir.path(),
+            &["run", file.to_str().unwrap(), "--timeout-ms", "100"],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "`{program}`: {err}");
+        // A slow machine may reach the time limit first; both are clean.
+        assert!(
+            err.contains(&format!("({code})")) || err.contains("(timeout)"),
+            "`{program}`: {err}"
+        );
+        assert!(
+            elapsed < Duration::from_secs(2),
+            "`{program}` took {elapsed:?}"
+        );
+    }
+}
