@@ -129,32 +129,23 @@ impl S3Store {
     /// The object's bytes if it exists; `None` when it does not, or when
     /// the credentials may not read it (403: then nothing is known of it).
     fn get_if_readable(&self, key: &str) -> Result<Option<Vec<u8>>, String> {
-        let object = self.object_key(key);
-        let url = self
-            .bucket
-            .get_object(self.credentials.as_ref(), &object)
-            .sign(Duration::from_secs(300));
-        let mut response = self
-            .agent
-            .get(url.as_str())
-            .call()
-            .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket))?;
-        match response.status().as_u16() {
-            200 => response
-                .body_mut()
-                .read_to_vec()
-                .map(Some)
-                .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket)),
-            403 | 404 => Ok(None),
-            status => Err(format!(
-                "cannot read s3://{}/{object}: HTTP {status}",
-                self.location.bucket
-            )),
+        match self.read(key)? {
+            (200, bytes) => Ok(Some(bytes)),
+            (403 | 404, _) => Ok(None),
+            (status, _) => Err(self.read_error(key, &format!("HTTP {status}"))),
         }
     }
 
     /// Read an object back (for checks and tests).
     pub fn get(&self, key: &str) -> Result<Vec<u8>, String> {
+        match self.read(key)? {
+            (200, bytes) => Ok(bytes),
+            (status, _) => Err(self.read_error(key, &format!("HTTP {status}"))),
+        }
+    }
+
+    /// GET an object: its status and, for 200, its bytes.
+    fn read(&self, key: &str) -> Result<(u16, Vec<u8>), String> {
         let object = self.object_key(key);
         let url = self
             .bucket
@@ -164,18 +155,24 @@ impl S3Store {
             .agent
             .get(url.as_str())
             .call()
-            .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket))?;
+            .map_err(|e| self.read_error(key, &e.to_string()))?;
         let status = response.status().as_u16();
         if status != 200 {
-            return Err(format!(
-                "cannot read s3://{}/{object}: HTTP {status}",
-                self.location.bucket
-            ));
+            return Ok((status, Vec::new()));
         }
-        response
+        let bytes = response
             .body_mut()
             .read_to_vec()
-            .map_err(|e| format!("cannot read s3://{}/{object}: {e}", self.location.bucket))
+            .map_err(|e| self.read_error(key, &e.to_string()))?;
+        Ok((status, bytes))
+    }
+
+    fn read_error(&self, key: &str, why: &str) -> String {
+        format!(
+            "cannot read s3://{}/{}: {why}",
+            self.location.bucket,
+            self.object_key(key)
+        )
     }
 
     /// Create the bucket (for tests against a fresh server).

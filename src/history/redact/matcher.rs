@@ -19,6 +19,18 @@ pub(super) struct Found {
     pub group: Option<(usize, usize)>,
 }
 
+impl Found {
+    /// The match of `caps`, unless it is empty.
+    fn non_empty(caps: &fancy_regex::Captures<'_>) -> Option<Found> {
+        let whole = caps.get(0).expect("group 0");
+        (whole.end() > whole.start()).then(|| Found {
+            start: whole.start(),
+            end: whole.end(),
+            group: caps.get(1).map(|g| (g.start(), g.end())),
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Matcher {
     /// Where a match may start (`None`: the pattern has a construct the
@@ -58,13 +70,8 @@ impl Matcher {
             let start = candidate.start();
             match self.anchored.captures_from_pos(text, start) {
                 Ok(Some(caps)) => {
-                    let whole = caps.get(0).expect("group 0");
-                    if whole.end() > whole.start() {
-                        return Some(Found {
-                            start: whole.start(),
-                            end: whole.end(),
-                            group: caps.get(1).map(|g| (g.start(), g.end())),
-                        });
+                    if let Some(found) = Found::non_empty(&caps) {
+                        return Some(found);
                     }
                 }
                 Ok(None) => {}
@@ -86,15 +93,10 @@ impl Matcher {
     fn search(&self, text: &str, mut from: usize) -> Option<Found> {
         while from <= text.len() {
             let caps = self.unanchored.captures_from_pos(text, from).ok()??;
-            let whole = caps.get(0).expect("group 0");
-            if whole.end() > whole.start() {
-                return Some(Found {
-                    start: whole.start(),
-                    end: whole.end(),
-                    group: caps.get(1).map(|g| (g.start(), g.end())),
-                });
+            if let Some(found) = Found::non_empty(&caps) {
+                return Some(found);
             }
-            from = next_char(text, whole.start());
+            from = next_char(text, caps.get(0).expect("group 0").start());
         }
         None
     }
