@@ -215,8 +215,13 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Read a `--data` file: at most `max_bytes` bytes, a JSON object.
-fn load_data(path: &Path, max_bytes: u64) -> Result<serde_json::Value, String> {
+/// Read a `--data` file (at most `max_bytes` bytes, a JSON object) into
+/// `data/` fields, each value within the collection limit `max_items`.
+fn load_data(
+    path: &Path,
+    max_bytes: u64,
+    max_items: usize,
+) -> Result<Vec<(String, ptc_lisp::value::Value)>, String> {
     let bytes = ptc_lisp::input::read_file(
         path,
         max_bytes,
@@ -224,16 +229,16 @@ fn load_data(path: &Path, max_bytes: u64) -> Result<serde_json::Value, String> {
         "for data files; --max-data-bytes raises it",
     )
     .map_err(|e| e.describe(&format!("data file `{}`", path.display())))?;
-    let json: serde_json::Value = serde_json::from_slice(&bytes)
-        .map_err(|e| format!("data file `{}` is not valid JSON: {e}", path.display()))?;
-    drop(bytes);
-    if !json.is_object() {
-        return Err(format!(
-            "data file `{}` must contain a JSON object (its keys become `data/` names)",
+    ptc_lisp::value::read_json_object(&bytes, "data/", max_items).map_err(|e| match e {
+        ptc_lisp::value::ReadError::Syntax(m) => {
+            format!("data file `{}` is not valid JSON: {m}", path.display())
+        }
+        ptc_lisp::value::ReadError::NotAnObject(m) => format!(
+            "data file `{}` must contain a JSON object (its keys become `data/` names): {m}",
             path.display()
-        ));
-    }
-    Ok(json)
+        ),
+        rule => format!("data file `{}`: {rule}", path.display()),
+    })
 }
 
 /// A session with the data and tools the options name.
@@ -268,15 +273,8 @@ fn session_with(
 ) -> Result<Session, String> {
     let mut session = Session::new().with_limits(limits);
     if let Some(path) = data {
-        let json = load_data(path, max_data_bytes)?;
-        session.set_data_json(&json).map_err(|e| {
-            format!(
-                "data file `{}`: {} ({})",
-                path.display(),
-                e.message(),
-                e.code()
-            )
-        })?;
+        let max_items = session.limits().max_collection;
+        session.set_data_fields(load_data(path, max_data_bytes, max_items)?);
     }
     if let Some(path) = tools {
         let manifest = ToolManifest::load(path).map_err(|e| e.to_string())?;

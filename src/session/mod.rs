@@ -158,13 +158,24 @@ impl Session {
         self
     }
 
+    /// Bind each `(name, value)` as `data/name`, in order (what
+    /// [`read_json_object`](crate::value::read_json_object) gives for a
+    /// JSON file).
+    pub fn set_data_fields(&mut self, fields: Vec<(String, Value)>) -> &mut Self {
+        self.data.reserve(fields.len());
+        for (k, v) in fields {
+            self.set_data(&k, v);
+        }
+        self
+    }
+
     /// Bind each key of a JSON object as `data/key`, in the object's order.
     /// Data keeps to the size limit of the session's limits
     /// (`max_collection`) like values programs build: an array, object or
     /// string over it is a `memory-exceeded` error naming its path
     /// (`data/orders[3].items`) and the limit; nothing is bound then.
     pub fn set_data_json(&mut self, json: &serde_json::Value) -> Result<&mut Self> {
-        let serde_json::Value::Object(fields) = json else {
+        if !json.is_object() {
             return Err(Error::new(
                 ErrorKind::Type,
                 format!(
@@ -178,11 +189,15 @@ impl Session {
                     }
                 ),
             ));
-        };
-        check_data_sizes(fields, self.limits.max_collection)?;
-        for (k, v) in fields {
-            self.set_data(k, crate::value::from_json(v));
         }
+        let fields = crate::value::from_json_checked(json, "data/", self.limits.max_collection)
+            .map_err(|e| match e {
+                crate::value::ReadError::Rule(e) => e,
+                crate::value::ReadError::Syntax(m) | crate::value::ReadError::NotAnObject(m) => {
+                    Error::new(ErrorKind::Type, m)
+                }
+            })?;
+        self.set_data_fields(fields);
         Ok(self)
     }
 
@@ -373,92 +388,6 @@ impl Session {
         self.turns.push(turn);
         self.turns.last().expect("a turn was just pushed")
     }
-}
-
-/// Check every array, object and string of `data/` values against
-/// `max_items` (see [`Session::set_data_json`]).
-fn check_data_sizes(
-    fields: &serde_json::Map<String, serde_json::Value>,
-    max_items: usize,
-) -> Result<()> {
-    use serde_json::Value as Json;
-    fn size(v: &Json) -> Option<(usize, &'static str, &'static str)> {
-        match v {
-            Json::Array(items) => Some((items.len(), "array", "items")),
-            Json::Object(fields) => Some((fields.len(), "object", "keys")),
-            // Bytes bound characters from above: only long strings are counted.
-            Json::String(s) => Some((s.len(), "string", "characters")),
-            _ => None,
-        }
-    }
-    fn over(v: &Json, max: usize) -> bool {
-        match (v, size(v)) {
-            (Json::String(s), Some((bytes, ..))) => bytes > max && s.chars().count() > max,
-            (_, Some((n, ..))) => n > max,
-            _ => false,
-        }
-    }
-    // A first walk without paths, as data is usually within the limit.
-    let mut pending: Vec<&Json> = fields.values().collect();
-    let mut found = false;
-    while let Some(v) = pending.pop() {
-        if over(v, max_items) {
-            found = true;
-            break;
-        }
-        match v {
-            Json::Array(items) => pending.extend(items),
-            Json::Object(fields) => pending.extend(fields.values()),
-            _ => {}
-        }
-    }
-    if !found {
-        return Ok(());
-    }
-    // Again, in document order with paths, for the message.
-    let mut pending: Vec<(&Json, String)> = fields
-        .iter()
-        .rev()
-        .map(|(k, v)| (v, format!("data/{k}")))
-        .collect();
-    while let Some((v, path)) = pending.pop() {
-        if over(v, max_items) {
-            let (n, what, unit) = size(v).expect("collections and strings have sizes");
-            let n = match v {
-                Json::String(s) => s.chars().count(),
-                _ => n,
-            };
-            return Err(Error::new(
-                ErrorKind::MemoryLimit,
-                format!(
-                    "`{path}` is {} {what} of {n} {unit}, over the limit of {max_items} items \
-                     or characters in one value (max_collection)",
-                    if what == "array" || what == "object" {
-                        "an"
-                    } else {
-                        "a"
-                    }
-                ),
-            ));
-        }
-        match v {
-            Json::Array(items) => pending.extend(
-                items
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .map(|(i, item)| (item, format!("{path}[{i}]"))),
-            ),
-            Json::Object(fields) => pending.extend(
-                fields
-                    .iter()
-                    .rev()
-                    .map(|(k, item)| (item, format!("{path}.{k}"))),
-            ),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 fn turn_value(outcome: &TurnOutcome) -> Option<Value> {

@@ -1,0 +1,416 @@
+//! JSON straight into values, in one pass: no intermediate
+//! `serde_json::Value` tree, object keys interned per load (a key repeated
+//! in ten thousand objects is one allocation), integers exact, and the
+//! sandbox's size limit applied while reading, so an oversized array,
+//! object or string is an error naming its path before the rest is read.
+//!
+//! Reads JSON text ([`read_json_object`], for `--data` files) or an
+//! already parsed `serde_json::Value` ([`from_json_checked`], for
+//! embedders), through the same visitor.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use super::{ArcStr, Map, Value};
+use crate::error::{Error, ErrorKind};
+
+/// Why a JSON document could not become values.
+#[derive(Debug)]
+pub enum ReadError {
+    /// Not JSON (the message has the line and column).
+    Syntax(String),
+    /// JSON, but its top level is not an object.
+    NotAnObject(String),
+    /// Valid JSON that breaks a rule of ours: a size limit, an integer
+    /// beyond 64 bits, a top level that is not an object.
+    Rule(Error),
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadError::Syntax(m) | ReadError::NotAnObject(m) => f.write_str(m),
+            ReadError::Rule(e) => write!(f, "{} ({})", e.message(), e.code()),
+        }
+    }
+}
+
+/// Read a JSON object whose keys become `prefix` names (`data/`): its
+/// fields in document order. Arrays, objects and strings longer than
+/// `max_items` (items, keys or characters) are errors naming their path
+/// (`data/orders[3].items`).
+pub fn read_json_object(
+    bytes: &[u8],
+    prefix: &str,
+    max_items: usize,
+) -> Result<Vec<(String, Value)>, ReadError> {
+    let mut reader = Reader::new(prefix, max_items);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let fields = TopLevel(&mut reader).deserialize(&mut de);
+    let fields = match fields {
+        Ok(f) => de.end().map(|()| f),
+        Err(e) => Err(e),
+    };
+    fields.map_err(|e| match reader.error(&e) {
+        ReadError::Syntax(m) if e.is_data() => ReadError::NotAnObject(m),
+        other => other,
+    })
+}
+
+/// The fields of a parsed JSON object, checked as [`read_json_object`]
+/// checks text.
+pub fn from_json_checked(
+    json: &serde_json::Value,
+    prefix: &str,
+    max_items: usize,
+) -> Result<Vec<(String, Value)>, ReadError> {
+    let mut reader = Reader::new(prefix, max_items);
+    TopLevel(&mut reader)
+        .deserialize(json)
+        .map_err(|e| match reader.error(e) {
+            ReadError::Syntax(m) => ReadError::NotAnObject(m),
+            other => other,
+        })
+}
+
+/// The state of one load: interned keys, the limit, and, after a rule
+/// was broken, the rule and the path to the value that broke it.
+struct Reader {
+    keys: HashMap<Box<str>, ArcStr>,
+    prefix: String,
+    max_items: usize,
+    broken: Option<Broken>,
+}
+
+struct Broken {
+    /// The message, with `{path}` where the path goes.
+    message: String,
+    kind: ErrorKind,
+    /// Path segments, innermost first (pushed as the error unwinds).
+    path: Vec<Segment>,
+}
+
+enum Segment {
+    Key(ArcStr),
+    Index(usize),
+}
+
+impl Reader {
+    fn new(prefix: &str, max_items: usize) -> Reader {
+        Reader {
+            keys: HashMap::new(),
+            prefix: prefix.to_string(),
+            max_items,
+            broken: None,
+        }
+    }
+
+    fn key(&mut self, k: &str) -> ArcStr {
+        if let Some(interned) = self.keys.get(k) {
+            return interned.clone();
+        }
+        let interned = ArcStr::from(k);
+        self.keys.insert(k.into(), interned.clone());
+        interned
+    }
+
+    /// Record a broken rule; the returned error unwinds the parse.
+    fn break_rule<E: serde::de::Error>(&mut self, kind: ErrorKind, message: String) -> E {
+        self.broken = Some(Broken {
+            message,
+            kind,
+            path: Vec::new(),
+        });
+        E::custom("a rule of the sandbox was broken")
+    }
+
+    /// As an error unwinds through a container, note where it was.
+    fn unwinding(&mut self, segment: Segment) {
+        if let Some(b) = &mut self.broken {
+            b.path.push(segment);
+        }
+    }
+
+    fn over_limit<E: serde::de::Error>(&mut self, what: &str, unit: &str) -> E {
+        let max = self.max_items;
+        self.break_rule(
+            ErrorKind::MemoryLimit,
+            format!(
+                "`{{path}}` is {what} of more than {max} {unit}, over the limit of {max} items \
+                 or characters in one value (max_collection)"
+            ),
+        )
+    }
+
+    fn error(&mut self, e: impl fmt::Display) -> ReadError {
+        let Some(broken) = self.broken.take() else {
+            return ReadError::Syntax(e.to_string());
+        };
+        let mut path = self.prefix.clone();
+        for (i, segment) in broken.path.iter().rev().enumerate() {
+            match segment {
+                Segment::Key(k) if i == 0 => path.push_str(k),
+                Segment::Key(k) => {
+                    path.push('.');
+                    path.push_str(k);
+                }
+                Segment::Index(n) => path.push_str(&format!("[{n}]")),
+            }
+        }
+        ReadError::Rule(Error::new(
+            broken.kind,
+            broken.message.replace("{path}", &path),
+        ))
+    }
+
+    fn string<E: serde::de::Error>(&mut self, s: &str) -> Result<Value, E> {
+        // Bytes bound characters from above: count only long strings.
+        if s.len() > self.max_items && s.chars().count() > self.max_items {
+            return Err(self.over_limit("a string", "characters"));
+        }
+        Ok(Value::Str(ArcStr::from(s)))
+    }
+}
+
+/// The top level: an object, read into fields.
+struct TopLevel<'a>(&'a mut Reader);
+
+impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
+    type Value = Vec<(String, Value)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopLevel<'_> {
+    type Value = Vec<(String, Value)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object (its keys become names)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let reader = self.0;
+        let mut fields: Vec<(String, Value)> = Vec::new();
+        let mut index: HashMap<String, usize> = HashMap::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let key = key.into_owned();
+            let value = match map.next_value_seed(Node(reader)) {
+                Ok(v) => v,
+                Err(e) => {
+                    reader.unwinding(Segment::Key(ArcStr::from(key.as_str())));
+                    return Err(e);
+                }
+            };
+            // A repeated key keeps its first position and its last value.
+            match index.get(&key) {
+                Some(&i) => fields[i].1 = value,
+                None => {
+                    index.insert(key.clone(), fields.len());
+                    fields.push((key, value));
+                }
+            }
+        }
+        Ok(fields)
+    }
+}
+
+/// Any value below the top level.
+struct Node<'a>(&'a mut Reader);
+
+impl<'de> DeserializeSeed<'de> for Node<'_> {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Node<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Int(n))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Value, E> {
+        match i64::try_from(n) {
+            Ok(n) => Ok(Value::Int(n)),
+            Err(_) => Err(self.0.break_rule(
+                ErrorKind::Type,
+                format!(
+                    "`{{path}}` is the integer {n}, beyond the 64-bit integers \
+                     (-9223372036854775808 to 9223372036854775807); write it as a string \
+                     or a float to keep it"
+                ),
+            )),
+        }
+    }
+
+    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+        Ok(Value::Float(f))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Value, E> {
+        self.0.string(s)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let reader = self.0;
+        let max = reader.max_items;
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(max).min(4096));
+        loop {
+            let index = items.len();
+            match seq.next_element_seed(Node(reader)) {
+                Ok(Some(v)) => {
+                    if index == max {
+                        return Err(reader.over_limit("an array", "items"));
+                    }
+                    items.push(v);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    reader.unwinding(Segment::Index(index));
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Value::vector(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let reader = self.0;
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let key = reader.key(&key);
+            let value = match map.next_value_seed(Node(reader)) {
+                Ok(v) => v,
+                Err(e) => {
+                    reader.unwinding(Segment::Key(key));
+                    return Err(e);
+                }
+            };
+            if out.len() == reader.max_items {
+                return Err(reader.over_limit("an object", "keys"));
+            }
+            out.insert(Value::Keyword(key), value);
+        }
+        Ok(Value::map(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, max: usize) -> Result<Vec<(String, Value)>, String> {
+        read_json_object(text.as_bytes(), "data/", max).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn values_arrive_as_from_json_builds_them() {
+        let text = r#"{"a": [1, -2, 3.5, "x", true, null, {"k": {"k": 1}}], "b": {"c": []}}"#;
+        let json: serde_json::Value = serde_json::from_str(text).unwrap();
+        let fields = read(text, 100).unwrap();
+        let expected: Vec<(String, Value)> = json
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), super::super::from_json(v)))
+            .collect();
+        assert_eq!(fields, expected);
+        assert_eq!(from_json_checked(&json, "data/", 100).unwrap(), expected);
+    }
+
+    #[test]
+    fn repeated_keys_are_one_allocation() {
+        let fields = read(r#"{"xs": [{"price": 1}, {"price": 2}]}"#, 100).unwrap();
+        let Value::Vector(xs) = &fields[0].1 else {
+            panic!()
+        };
+        let key = |v: &Value| match v {
+            Value::Map(m) => match m.keys().next() {
+                Some(Value::Keyword(k)) => k.clone(),
+                _ => panic!(),
+            },
+            _ => panic!(),
+        };
+        assert!(ArcStr::ptr_eq(&key(&xs[0]), &key(&xs[1])));
+    }
+
+    #[test]
+    fn sizes_are_checked_while_reading_with_the_path() {
+        let e = read(r#"{"orders": [{"items": [1, 2, 3, 4]}]}"#, 3).unwrap_err();
+        assert!(
+            e.contains("`data/orders[0].items` is an array of more than 3 items"),
+            "{e}"
+        );
+        assert!(e.contains("(memory-exceeded)"), "{e}");
+        let e = read(r#"{"m": {"a": 1, "b": 2, "c": 3, "d": 4}}"#, 3).unwrap_err();
+        assert!(
+            e.contains("`data/m` is an object of more than 3 keys"),
+            "{e}"
+        );
+        let e = read(r#"{"s": ["ok", "long"]}"#, 3).unwrap_err();
+        assert!(
+            e.contains("`data/s[1]` is a string of more than 3 characters"),
+            "{e}"
+        );
+        // Multi-byte characters count as one.
+        assert!(read(r#"{"s": "ééé"}"#, 3).is_ok());
+    }
+
+    #[test]
+    fn integers_are_exact_or_an_error() {
+        let fields = read(
+            r#"{"n": 9223372036854775807, "m": -9223372036854775808}"#,
+            10,
+        )
+        .unwrap();
+        assert_eq!(fields[0].1, Value::Int(i64::MAX));
+        assert_eq!(fields[1].1, Value::Int(i64::MIN));
+        let e = read(r#"{"ids": [1, 18446744073709551615]}"#, 10).unwrap_err();
+        assert!(
+            e.contains("`data/ids[1]` is the integer 18446744073709551615"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_top_level_must_be_an_object() {
+        let e = read("[1, 2]", 10).unwrap_err();
+        assert!(e.contains("a JSON object"), "{e}");
+        let e = read("{\"a\": 1", 10).unwrap_err();
+        assert!(e.contains("line 1"), "{e}");
+        let e = read("{\"a\": 1} x", 10).unwrap_err();
+        assert!(e.contains("trailing"), "{e}");
+    }
+
+    #[test]
+    fn a_repeated_top_level_key_keeps_its_first_place_and_last_value() {
+        let fields = read(r#"{"a": 1, "b": 2, "a": 3}"#, 10).unwrap();
+        assert_eq!(
+            fields,
+            vec![("a".into(), Value::Int(3)), ("b".into(), Value::Int(2))]
+        );
+    }
+}
