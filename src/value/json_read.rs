@@ -78,7 +78,10 @@ pub fn from_json_checked(
 /// The state of one load: interned keys, the limit, and, after a rule
 /// was broken, the rule and the path to the value that broke it.
 struct Reader {
-    keys: HashMap<Box<str>, ArcStr>,
+    keys: HashMap<Box<str>, ArcStr, rustc_hash::FxBuildHasher>,
+    /// The key last seen at each position of an object (the first
+    /// [`SHAPE_POSITIONS`]).
+    by_position: Vec<ArcStr>,
     prefix: String,
     max_items: usize,
     broken: Option<Broken>,
@@ -100,19 +103,37 @@ enum Segment {
 impl Reader {
     fn new(prefix: &str, max_items: usize) -> Reader {
         Reader {
-            keys: HashMap::new(),
+            keys: HashMap::default(),
+            by_position: Vec::new(),
             prefix: prefix.to_string(),
             max_items,
             broken: None,
         }
     }
 
-    fn key(&mut self, k: &str) -> ArcStr {
-        if let Some(interned) = self.keys.get(k) {
-            return interned.clone();
+    /// The interned key `k`, found at `position` in its object. Objects
+    /// of one shape (the items of an array, usually) repeat their keys
+    /// in order, so the key last seen at the same position is tried
+    /// before the table.
+    fn key(&mut self, position: usize, k: &str) -> ArcStr {
+        if let Some(last) = self.by_position.get(position) {
+            if last.as_str() == k {
+                return last.clone();
+            }
         }
-        let interned = ArcStr::from(k);
-        self.keys.insert(k.into(), interned.clone());
+        let interned = match self.keys.get(k) {
+            Some(interned) => interned.clone(),
+            None => {
+                let interned = ArcStr::from(k);
+                self.keys.insert(k.into(), interned.clone());
+                interned
+            }
+        };
+        if position < self.by_position.len() {
+            self.by_position[position] = interned.clone();
+        } else if position == self.by_position.len() && position < SHAPE_POSITIONS {
+            self.by_position.push(interned.clone());
+        }
         interned
     }
 
@@ -299,9 +320,10 @@ impl<'de> Visitor<'de> for Node<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let reader = self.0;
-        let mut out = Map::new();
+        let mut entries: Vec<(Value, Value)> = Vec::new();
+        let mut index = rustc_hash::FxHashMap::default();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let key = reader.key(&key);
+            let key = reader.key(entries.len(), &key);
             let value = match map.next_value_seed(Node(reader)) {
                 Ok(v) => v,
                 Err(e) => {
@@ -309,12 +331,58 @@ impl<'de> Visitor<'de> for Node<'_> {
                     return Err(e);
                 }
             };
-            if out.len() == reader.max_items {
-                return Err(reader.over_limit("an object", "keys"));
+            // Keys are interned: equal keys are the same allocation.
+            let repeated = index_of(&entries, &mut index, &key);
+            match repeated {
+                // A repeated key keeps its first position and its last value.
+                Some(i) => entries[i].1 = value,
+                None if entries.len() == reader.max_items => {
+                    return Err(reader.over_limit("an object", "keys"));
+                }
+                None => {
+                    if !index.is_empty() || entries.len() == SCAN_LIMIT {
+                        index_all(&entries, &mut index);
+                        index.insert(key.as_ptr() as usize, entries.len());
+                    }
+                    entries.push((Value::Keyword(key), value));
+                }
             }
-            out.insert(Value::Keyword(key), value);
         }
-        Ok(Value::map(out))
+        Ok(Value::map(Map::from_distinct(entries)))
+    }
+}
+
+/// Object positions whose last key is remembered.
+const SHAPE_POSITIONS: usize = 32;
+
+/// Up to this many keys, a repeated key is found by a scan; past it, by
+/// an index of the keys' addresses.
+const SCAN_LIMIT: usize = 16;
+
+/// Where `key` is among `entries` (interned keys: equal keys are the same
+/// allocation).
+fn index_of(
+    entries: &[(Value, Value)],
+    index: &mut rustc_hash::FxHashMap<usize, usize>,
+    key: &ArcStr,
+) -> Option<usize> {
+    if !index.is_empty() {
+        return index.get(&(key.as_ptr() as usize)).copied();
+    }
+    entries.iter().position(|(k, _)| match k {
+        Value::Keyword(k) => ArcStr::ptr_eq(k, key),
+        _ => false,
+    })
+}
+
+/// Index the keys of `entries` once the scan would be too long.
+fn index_all(entries: &[(Value, Value)], index: &mut rustc_hash::FxHashMap<usize, usize>) {
+    if index.is_empty() {
+        for (i, (k, _)) in entries.iter().enumerate() {
+            if let Value::Keyword(k) = k {
+                index.insert(k.as_ptr() as usize, i);
+            }
+        }
     }
 }
 
@@ -377,6 +445,23 @@ mod tests {
         );
         // Multi-byte characters count as one.
         assert!(read(r#"{"s": "ééé"}"#, 3).is_ok());
+    }
+
+    #[test]
+    fn wide_objects_with_repeated_keys() {
+        let mut text = String::from("{\"m\": {");
+        for i in 0..1000 {
+            text.push_str(&format!("\"k{i}\": {i}, "));
+        }
+        text.push_str("\"k3\": -3, \"k999\": -999}}");
+        let fields = read(&text, 10_000).unwrap();
+        let Value::Map(m) = &fields[0].1 else {
+            panic!()
+        };
+        assert_eq!(m.len(), 1000);
+        assert_eq!(m.get(&Value::keyword("k3")), Some(&Value::Int(-3)));
+        assert_eq!(m.get(&Value::keyword("k999")), Some(&Value::Int(-999)));
+        assert_eq!(m.get(&Value::keyword("k500")), Some(&Value::Int(500)));
     }
 
     #[test]

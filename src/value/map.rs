@@ -35,6 +35,20 @@ impl Map {
         }
     }
 
+    /// A map of `entries` whose keys are known to be distinct (no
+    /// duplicate check), in their order while small.
+    pub(crate) fn from_distinct(entries: Vec<(Value, Value)>) -> Self {
+        if entries.len() <= ARRAY_MAP_LIMIT {
+            Map {
+                repr: Repr::Array(entries),
+            }
+        } else {
+            Map {
+                repr: Repr::Hash(entries.into_iter().collect()),
+            }
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),
