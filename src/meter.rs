@@ -19,7 +19,7 @@
 //! call succeeds.
 
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,20 @@ pub(crate) enum Trip {
     Memory,
 }
 
+/// How many installed meters (on any thread) have tripped. `tripped`,
+/// asked after every builtin call, reads this plain global first and
+/// the thread-local only when some meter has tripped: the common answer
+/// then costs one load instead of a thread-local access.
+static TRIPPED_METERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Set the current meter's trip, counting it the first time.
+fn set_trip(s: &State, trip: Trip) {
+    if s.tripped.get().is_none() {
+        TRIPPED_METERS.fetch_add(1, Ordering::Relaxed);
+    }
+    s.tripped.set(Some(trip));
+}
+
 struct State {
     active: Cell<bool>,
     work: Cell<u32>,
@@ -50,7 +64,6 @@ struct State {
     /// Heap bytes past which the program stops (`None`: not counted).
     memory_ceiling: Cell<Option<usize>>,
     tripped: Cell<Option<Trip>>,
-    interrupt: RefCell<Option<Arc<AtomicBool>>>,
 }
 
 thread_local! {
@@ -64,9 +77,12 @@ thread_local! {
             max_memory: Cell::new(usize::MAX),
             memory_ceiling: Cell::new(None),
             tripped: Cell::new(None),
-            interrupt: RefCell::new(None),
         }
     };
+    /// Apart from `STATE`, which has no destructor and so is reached
+    /// without a registration check on every access: `work` and
+    /// `tripped` run on hot paths.
+    static INTERRUPT: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
 }
 
 /// The limits a meter enforces.
@@ -109,7 +125,7 @@ impl Meter {
                 max_memory: s.max_memory.get(),
                 memory_ceiling: s.memory_ceiling.get(),
                 tripped: s.tripped.get(),
-                interrupt: s.interrupt.borrow().clone(),
+                interrupt: INTERRUPT.with(|i| i.borrow().clone()),
             });
             s.active.set(true);
             s.work.set(0);
@@ -120,7 +136,7 @@ impl Meter {
             s.memory_ceiling
                 .set(crate::heap::live_bytes().map(|live| live.saturating_add(self.max_memory)));
             s.tripped.set(None);
-            *s.interrupt.borrow_mut() = self.interrupt.clone();
+            INTERRUPT.with(|i| *i.borrow_mut() = self.interrupt.clone());
             Installed { previous }
         })
     }
@@ -128,6 +144,11 @@ impl Meter {
 
 impl Drop for Installed {
     fn drop(&mut self) {
+        STATE.with(|s| {
+            if s.tripped.get().is_some() {
+                TRIPPED_METERS.fetch_sub(1, Ordering::Relaxed);
+            }
+        });
         STATE.with(|s| match self.previous.take() {
             Some(p) => {
                 s.work.set(p.work);
@@ -137,12 +158,12 @@ impl Drop for Installed {
                 s.max_memory.set(p.max_memory);
                 s.memory_ceiling.set(p.memory_ceiling);
                 s.tripped.set(p.tripped);
-                *s.interrupt.borrow_mut() = p.interrupt;
+                INTERRUPT.with(|i| *i.borrow_mut() = p.interrupt);
             }
             None => {
                 s.active.set(false);
                 s.tripped.set(None);
-                *s.interrupt.borrow_mut() = None;
+                INTERRUPT.with(|i| *i.borrow_mut() = None);
             }
         })
     }
@@ -173,12 +194,11 @@ pub(crate) fn work(units: u32) -> bool {
 fn check_now(s: &State) -> bool {
     let trip = if s.deadline.get().is_some_and(|d| Instant::now() >= d) {
         Some(Trip::Timeout)
-    } else if s
-        .interrupt
-        .borrow()
-        .as_ref()
-        .is_some_and(|f| f.load(Ordering::Relaxed))
-    {
+    } else if INTERRUPT.with(|i| {
+        i.borrow()
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }) {
         Some(Trip::Interrupted)
     } else if s
         .memory_ceiling
@@ -189,8 +209,8 @@ fn check_now(s: &State) -> bool {
     } else {
         None
     };
-    if trip.is_some() {
-        s.tripped.set(trip);
+    if let Some(trip) = trip {
+        set_trip(s, trip);
     }
     trip.is_none()
 }
@@ -220,7 +240,7 @@ pub(crate) fn max_expanded() -> Option<usize> {
 pub(crate) fn trip_expanded() {
     STATE.with(|s| {
         if s.active.get() && s.tripped.get().is_none() {
-            s.tripped.set(Some(Trip::Expanded));
+            set_trip(s, Trip::Expanded);
         }
     })
 }
@@ -228,7 +248,7 @@ pub(crate) fn trip_expanded() {
 /// True once the meter has tripped.
 #[inline]
 pub(crate) fn tripped() -> bool {
-    STATE.with(|s| s.tripped.get().is_some())
+    TRIPPED_METERS.load(Ordering::Relaxed) > 0 && STATE.with(|s| s.tripped.get().is_some())
 }
 
 /// The error of a tripped meter, if it tripped.

@@ -176,7 +176,7 @@ impl<'h> Interp<'h> {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some((f, args)) = calls.get(i) else { break };
                         let mut branch = parent.fork();
-                        let result = branch.call(f, args);
+                        let result = branch.call(f, args).and_then(|v| branch.meter_checked(v));
                         let done = Branch {
                             result,
                             tool_calls: branch.tool_calls,
@@ -205,7 +205,7 @@ impl<'h> Interp<'h> {
                 None => {
                     let (f, args) = &calls[i];
                     let mut branch = self.fork();
-                    let result = branch.call(f, args);
+                    let result = branch.call(f, args).and_then(|v| branch.meter_checked(v));
                     Branch {
                         result,
                         tool_calls: branch.tool_calls,
@@ -299,7 +299,7 @@ impl<'h> Interp<'h> {
     #[inline]
     pub(crate) fn tick(&mut self) -> EvalResult<()> {
         self.steps += 1;
-        if self.steps & 1023 == 0 || self.steps > self.limits.max_steps {
+        if self.steps & 1023 == 0 || self.steps > self.limits.max_steps || meter::tripped() {
             self.check_limits()?;
         }
         Ok(())
@@ -372,6 +372,10 @@ impl<'h> Interp<'h> {
     /// Record one `println` call (TRN-008): truncated per call, counted
     /// against the output limit.
     pub(crate) fn print_line(&mut self, mut line: String) -> EvalResult<()> {
+        // What a builtin stopped by the meter gave is never printed.
+        if let Some(e) = meter::error() {
+            return Err(e.into());
+        }
         let chars = line.chars().count();
         self.output_chars += chars.min(self.limits.println_truncate);
         if self.output_chars > self.limits.max_output {
@@ -398,7 +402,7 @@ impl<'h> Interp<'h> {
     /// not the thread's stack size, decides how deep programs may go.
     /// Checking the stack costs a thread-local lookup, so it is done at
     /// every eighth level of nesting; the red zone covers the levels between.
-    #[inline]
+    #[inline(always)]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         self.nesting += 1;
         let result = if self.nesting.is_multiple_of(8) {
@@ -853,15 +857,16 @@ impl<'h> Interp<'h> {
         if args.len() < b.min_args || b.max_args.is_some_and(|m| args.len() > m) {
             return Err(arity_error(&format!("`{}`", b.name), args.len(), &b.arity_text()).into());
         }
-        let result = (b.func)(self, args);
-        // A builtin stopped by the meter returns whatever it had; the
-        // meter's error replaces it.
-        if meter::tripped() {
-            if let Some(e) = meter::error() {
-                return Err(e.into());
-            }
+        (b.func)(self, args)
+    }
+
+    /// `v`, unless the meter tripped while it was computed (then `v` may
+    /// be meaningless, and the meter's error takes its place).
+    fn meter_checked(&self, v: Value) -> EvalResult {
+        match meter::error() {
+            Some(e) => Err(e.into()),
+            None => Ok(v),
         }
-        result
     }
 
     /// The meter of this run: its deadline, interrupt flag and expansion

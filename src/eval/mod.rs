@@ -160,7 +160,14 @@ pub fn run(
         interp.start_clock_at(at);
     }
     let metered = interp.meter().install();
-    let result = match interp.run_root(&program.root) {
+    let mut result = interp.run_root(&program.root);
+    // A builtin stopped by the meter returned a meaningless value; the
+    // next step reports the meter's error, but the last form may have no
+    // next step.
+    if let Some(e) = crate::meter::error() {
+        result = Err(Flow::Error(Box::new(e)));
+    }
+    let result = match result {
         Ok(v) => Ok(Outcome::Value(v)),
         Err(Flow::Return(v)) => Ok(Outcome::Return(v)),
         Err(Flow::Fail(v)) => Ok(Outcome::Fail(v)),

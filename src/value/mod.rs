@@ -313,7 +313,7 @@ fn equal_nodes(a: usize, b: usize, f: impl FnOnce() -> bool) -> bool {
 /// among its children and hashes only its length when the share rounds to
 /// zero. Equal values have the same shape, so they still hash alike
 /// whatever the order a map or set visits its entries in.
-const HASH_FUEL: usize = 1 << 20;
+const HASH_FUEL: usize = 1 << 16;
 
 thread_local! {
     static FUEL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
