@@ -10,7 +10,7 @@
 //! | program text (a file, standard input, a prelude, `:load`) | [`MAX_PROGRAM_BYTES`] (4 MiB) | — |
 //!
 //! An input over its limit is an error of kind
-//! [`ErrorKind::InputLimit`](crate::error::ErrorKind::InputLimit) (code
+//! [`ErrorKind::InputLimit`] (code
 //! `input-limit-exceeded`) naming the input, the limit and its value.
 
 use std::io::Read;
