@@ -47,6 +47,7 @@ pub fn read_json_object(
     max_items: usize,
 ) -> Result<Vec<(String, Value)>, ReadError> {
     let mut reader = Reader::new(prefix, max_items);
+    reader.text = Some(bytes);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let fields = TopLevel(&mut reader).deserialize(&mut de);
     let fields = match fields {
@@ -60,7 +61,8 @@ pub fn read_json_object(
 }
 
 /// The fields of a parsed JSON object, checked as [`read_json_object`]
-/// checks text.
+/// checks text (except that an integer literal past 64 bits, already a
+/// float in `json`, stays a float).
 pub fn from_json_checked(
     json: &serde_json::Value,
     prefix: &str,
@@ -77,7 +79,13 @@ pub fn from_json_checked(
 
 /// The state of one load: interned keys, the limit, and, after a rule
 /// was broken, the rule and the path to the value that broke it.
-struct Reader {
+struct Reader<'t> {
+    /// The JSON text, when reading text: to tell a huge integer literal
+    /// from a float (the parser gives both as `f64`).
+    text: Option<&'t [u8]>,
+    /// The values of the integer literals beyond 64 bits in `text`, found
+    /// on the first float that could be one.
+    huge_integers: Option<Vec<f64>>,
     keys: HashMap<Box<str>, ArcStr, rustc_hash::FxBuildHasher>,
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
@@ -100,9 +108,11 @@ enum Segment {
     Index(usize),
 }
 
-impl Reader {
-    fn new(prefix: &str, max_items: usize) -> Reader {
+impl<'t> Reader<'t> {
+    fn new(prefix: &str, max_items: usize) -> Reader<'t> {
         Reader {
+            text: None,
+            huge_integers: None,
             keys: HashMap::default(),
             by_position: Vec::new(),
             prefix: prefix.to_string(),
@@ -186,6 +196,17 @@ impl Reader {
         ))
     }
 
+    /// Whether `f` is the value of an integer literal (no fraction, no
+    /// exponent) in the text too long for 64 bits.
+    fn is_huge_integer(&mut self, f: f64) -> bool {
+        let Some(text) = self.text else {
+            return false;
+        };
+        self.huge_integers
+            .get_or_insert_with(|| huge_integer_literals(text))
+            .contains(&f)
+    }
+
     fn string<E: serde::de::Error>(&mut self, s: &str) -> Result<Value, E> {
         // Bytes bound characters from above: count only long strings.
         if s.len() > self.max_items && s.chars().count() > self.max_items {
@@ -196,9 +217,9 @@ impl Reader {
 }
 
 /// The top level: an object, read into fields.
-struct TopLevel<'a>(&'a mut Reader);
+struct TopLevel<'a, 't>(&'a mut Reader<'t>);
 
-impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
+impl<'de> DeserializeSeed<'de> for TopLevel<'_, '_> {
     type Value = Vec<(String, Value)>;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
@@ -206,7 +227,7 @@ impl<'de> DeserializeSeed<'de> for TopLevel<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for TopLevel<'_> {
+impl<'de> Visitor<'de> for TopLevel<'_, '_> {
     type Value = Vec<(String, Value)>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -240,9 +261,9 @@ impl<'de> Visitor<'de> for TopLevel<'_> {
 }
 
 /// Any value below the top level.
-struct Node<'a>(&'a mut Reader);
+struct Node<'a, 't>(&'a mut Reader<'t>);
 
-impl<'de> DeserializeSeed<'de> for Node<'_> {
+impl<'de> DeserializeSeed<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
@@ -250,7 +271,7 @@ impl<'de> DeserializeSeed<'de> for Node<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Node<'_> {
+impl<'de> Visitor<'de> for Node<'_, '_> {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -287,7 +308,18 @@ impl<'de> Visitor<'de> for Node<'_> {
         }
     }
 
-    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Value, E> {
+        // An integer literal past u64 arrives as a float; so does `1e20`.
+        if f.fract() == 0.0 && f.abs() >= 9.2e18 && self.0.is_huge_integer(f) {
+            return Err(self.0.break_rule(
+                ErrorKind::Type,
+                format!(
+                    "`{{path}}` is an integer beyond the 64-bit integers \
+                     (-9223372036854775808 to 9223372036854775807); write it as a string \
+                     or a float to keep it"
+                ),
+            ));
+        }
         Ok(Value::Float(f))
     }
 
@@ -350,6 +382,58 @@ impl<'de> Visitor<'de> for Node<'_> {
         }
         Ok(Value::map(Map::from_distinct(entries)))
     }
+}
+
+/// The values of the integer literals of JSON `text` with more than 19
+/// digits (outside strings; no fraction or exponent).
+fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
+    let mut found = Vec::new();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+            i += 1;
+            continue;
+        }
+        if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            i += 1;
+            while i < text.len() && text[i].is_ascii_digit() {
+                i += 1;
+            }
+            let literal = &text[start..i];
+            let digits = literal.len() - usize::from(literal[0] == b'-');
+            let plain = !matches!(text.get(i), Some(b'.' | b'e' | b'E'));
+            if plain && digits > 19 {
+                if let Some(f) = std::str::from_utf8(literal)
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                {
+                    found.push(f);
+                }
+            }
+            // Skip the rest of a number (fraction, exponent).
+            while i < text.len()
+                && matches!(text[i], b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-')
+            {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+    }
+    found
 }
 
 /// Object positions whose last key is remembered.
