@@ -313,11 +313,10 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
         if f.fract() == 0.0 && f.abs() >= 9.2e18 && self.0.is_huge_integer(f) {
             return Err(self.0.break_rule(
                 ErrorKind::Type,
-                format!(
-                    "`{{path}}` is an integer beyond the 64-bit integers \
-                     (-9223372036854775808 to 9223372036854775807); write it as a string \
-                     or a float to keep it"
-                ),
+                "`{path}` is an integer beyond the 64-bit integers \
+                 (-9223372036854775808 to 9223372036854775807); write it as a string \
+                 or a float to keep it"
+                    .to_string(),
             ));
         }
         Ok(Value::Float(f))
