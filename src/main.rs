@@ -88,6 +88,18 @@ struct RunArgs {
     /// are cut with a marker [default: 1048576 (1 MiB)]
     #[arg(long, value_name = "N", default_value_t = MAX_RESULT_BYTES, hide_default_value = true)]
     max_result_bytes: usize,
+    /// Print on stderr the time of each phase (read data, parse, analyze,
+    /// eval, print), the steps and the peak memory: one line, or one JSON
+    /// object with `--stats=json`
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, default_missing_value = "text",
+          require_equals = true)]
+    stats: Option<cli::stats::StatsFormat>,
+    /// Evaluate the program N times in this process on the same loaded data
+    /// (each run from a fresh session) and report the median evaluation
+    /// time with `--stats`; the output is the last run's
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
 }
 
 /// Counts the heap, so programs' memory limit can be enforced.
@@ -286,15 +298,83 @@ fn session_with(
 }
 
 fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
+    if args.stats.is_some() || args.repeat > 1 {
+        return evaluate_with_stats(source, file, args);
+    }
     let mut session = match build_session(args) {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
     let turn = session.eval(source);
+    let code = report_turn(turn, source, file, args);
+    // The process ends here: freeing the data and the result value by
+    // value (a tenth of a data-heavy run) is left to the OS.
+    std::mem::forget(session);
+    code
+}
+
+/// `evaluate` with each phase timed apart (`--stats`), the evaluation
+/// repeated `--repeat` times from fresh copies of the loaded session.
+fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
+    use std::time::Instant;
+    let mut stats = cli::stats::RunStats::default();
+    let started = Instant::now();
+    let loaded = match build_session(args) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
+    };
+    stats.read_data = started.elapsed();
+    let started = Instant::now();
+    let forms = ptc_lisp::reader::read_program(source).and_then(|forms| {
+        ptc_lisp::reader::check_literal_sizes(&forms, loaded.limits().max_collection)
+            .map(|()| forms)
+    });
+    stats.parse = started.elapsed();
+    let started = Instant::now();
+    let program = forms.and_then(|forms| ptc_lisp::eval::Program::from_forms(&forms));
+    stats.analyze = started.elapsed();
+    let program = match program {
+        Ok(p) => p,
+        Err(e) => {
+            let code = report(&(&e).into(), source, file);
+            print_stats(&stats, args);
+            return code;
+        }
+    };
+    let mut session = loaded.clone();
+    for i in 0..args.repeat {
+        if i > 0 {
+            session = loaded.clone();
+        }
+        let started = Instant::now();
+        session.eval_compiled(source, program.clone());
+        stats.evals.push(started.elapsed());
+    }
+    let turn = session.turns().last().expect("a turn ran");
+    stats.steps = turn.steps;
+    let started = Instant::now();
+    let code = report_turn(turn, source, file, args);
+    stats.print = started.elapsed();
+    print_stats(&stats, args);
+    code
+}
+
+fn print_stats(stats: &cli::stats::RunStats, args: &RunArgs) {
+    let format = args.stats.unwrap_or(cli::stats::StatsFormat::Text);
+    eprintln!("{}", stats.render(format));
+}
+
+/// Print a turn's lines and result (or its error); the exit code.
+fn report_turn(
+    turn: &ptc_lisp::session::Turn,
+    source: &str,
+    file: Option<&Path>,
+    args: &RunArgs,
+) -> ExitCode {
     for line in &turn.prints {
         stdout_line(line);
     }
-    let code = match &turn.outcome {
+    match &turn.outcome {
         TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
             stdout_line(&result_text(value, args.max_result_bytes));
             ExitCode::SUCCESS
@@ -304,11 +384,7 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
             ExitCode::from(1)
         }
         TurnOutcome::Error { error } => report(error, source, file),
-    };
-    // The process ends here: freeing the data and the result value by
-    // value (a tenth of a data-heavy run) is left to the OS.
-    std::mem::forget(session);
-    code
+    }
 }
 
 /// The printed form of a result, cut at `max` bytes with a marker giving

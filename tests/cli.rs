@@ -170,3 +170,53 @@ fn a_closed_stdout_pipe_ends_quietly() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn stats_time_each_phase_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.json");
+    std::fs::write(&data, r#"{"xs": [1, 2, 3]}"#).unwrap();
+    let program = dir.path().join("p.clj");
+    std::fs::write(&program, "(reduce + (map inc data/xs))").unwrap();
+    let (p, d) = (program.to_str().unwrap(), data.to_str().unwrap());
+
+    let out = ptc(&["run", "--stats", p, "--data", d], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "9");
+    let err = text(&out.stderr);
+    for part in ["read data", "parse", "analyze", "eval", "print", "steps"] {
+        assert!(err.contains(part), "`{part}` in {err}");
+    }
+
+    let out = ptc(
+        &["run", "--stats=json", "--repeat", "4", p, "--data", d],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "9");
+    let json: serde_json::Value = serde_json::from_str(text(&out.stderr).trim()).unwrap();
+    for phase in ["read_data", "parse", "analyze", "eval", "print"] {
+        assert!(json["phases_ms"][phase].as_f64().unwrap() >= 0.0, "{json}");
+    }
+    assert_eq!(json["eval_ms"]["runs"], 4);
+    let (min, median, max) = (
+        json["eval_ms"]["min"].as_f64().unwrap(),
+        json["eval_ms"]["median"].as_f64().unwrap(),
+        json["eval_ms"]["max"].as_f64().unwrap(),
+    );
+    assert!(min <= median && median <= max, "{json}");
+    assert!(json["steps"].as_u64().unwrap() > 0, "{json}");
+    assert!(json["peak_rss_bytes"].as_u64().unwrap() > 0, "{json}");
+
+    // Each repetition starts from a fresh session: a definition of the
+    // first run is not there in the second.
+    let out = ptc(
+        &["eval", "--repeat", "3", "(defonce x 0) (def x (inc x)) x"],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "1");
+
+    let out = ptc(&["eval", "--repeat", "0", "1"], None);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -6,3 +6,4 @@
 pub mod budget;
 pub mod compact;
 pub mod config;
+pub mod stats;
