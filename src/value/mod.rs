@@ -31,7 +31,7 @@ pub type Vector = imbl::Vector<Value>;
 /// The deterministic hasher used by every hashed collection, so that
 /// iteration order (and so printed output and rendered prompts) is the
 /// same on every run.
-pub type FixedState = std::hash::BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+pub type FixedState = foldhash::fast::FixedState;
 
 /// A PTC-Lisp value. Sixteen bytes; clones are reference-count bumps.
 #[derive(Clone, Debug, Default)]
