@@ -40,7 +40,9 @@ struct Cli {
 enum Command {
     /// Evaluate an expression and print the result in Clojure notation
     Eval {
-        /// The program text, or `-` to read it from standard input
+        /// The program text, or `-` to read it from standard input (text
+        /// starting with a hyphen, such as `-17`, is an expression)
+        #[arg(allow_hyphen_values = true)]
         expr: String,
         #[command(flatten)]
         run: RunArgs,
@@ -64,6 +66,13 @@ enum Command {
     /// `COMPACT_*` variables)
     #[command(subcommand)]
     Config(cli::config::ConfigCommand),
+    /// Print a shell completion script: `source <(ptc completions bash)`,
+    /// `ptc completions zsh > ~/.zfunc/_ptc`, `ptc completions fish >
+    /// ~/.config/fish/completions/ptc.fish`
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Args)]
@@ -74,11 +83,14 @@ struct RunArgs {
     /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
-    /// Wall-clock limit for the program, in milliseconds
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    /// Wall-clock limit for the program, in milliseconds (at least 1)
+    #[arg(long, value_name = "MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
-    /// Limit on evaluation steps (function calls and loop iterations)
-    #[arg(long, value_name = "N")]
+    /// Limit on evaluation steps: calls of user functions, loop and `for`
+    /// iterations and top-level forms; builtin calls are not steps (their
+    /// work is held by the time limit) (at least 1) [default: 10000000]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: Option<u64>,
     /// The largest `--data` file read, in bytes [default: 67108864 (64 MiB)]
     #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
@@ -114,7 +126,10 @@ fn main() -> ExitCode {
     // evaluation (its own handler) and the agent writes the transcript
     // line of the interrupted turn first (`agent_command`).
     match &cli.command {
-        Some(Command::Agent(_)) | Some(Command::Compact(_)) | Some(Command::Config(_)) => {}
+        Some(Command::Agent(_))
+        | Some(Command::Compact(_))
+        | Some(Command::Config(_))
+        | Some(Command::Completions { .. }) => {}
         Some(Command::Eval { .. }) | Some(Command::Run { .. }) => {
             signals::on_signal(signals::INT_TERM, |_| {});
         }
@@ -155,6 +170,13 @@ fn main() -> ExitCode {
         Some(Command::Agent(args)) => agent_command(&args),
         Some(Command::Compact(args)) => cli::compact::run(&args),
         Some(Command::Config(command)) => cli::config::run(&command),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "ptc", &mut script);
+            stdout_line(String::from_utf8_lossy(&script).trim_end());
+            ExitCode::SUCCESS
+        }
         None => {
             let args = cli.repl;
             let (history, recorder) = match repl_history(&args.budget) {
@@ -447,9 +469,18 @@ fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
 /// The options of `ptc agent`.
 #[derive(Args)]
 struct AgentArgs {
-    /// The task for the model
-    #[arg(long, value_name = "TEXT")]
-    mission: String,
+    /// The task for the model (`-`: read it from standard input)
+    #[arg(
+        long,
+        value_name = "TEXT",
+        required_unless_present = "mission_file",
+        conflicts_with = "mission_file",
+        allow_hyphen_values = true
+    )]
+    mission: Option<String>,
+    /// Read the task for the model from a file
+    #[arg(long, value_name = "FILE")]
+    mission_file: Option<PathBuf>,
     /// The model: `openai:MODEL` (any OpenAI-compatible server),
     /// `anthropic:MODEL`, or `script:FILE` (replies replayed from a file)
     #[arg(long, value_name = "SPEC")]
@@ -502,11 +533,14 @@ struct AgentArgs {
     /// The sampling temperature sent with each request
     #[arg(long, value_name = "T")]
     temperature: Option<f32>,
-    /// Wall-clock limit of each program, tool calls included, in milliseconds
-    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    /// Wall-clock limit of each program, tool calls included, in
+    /// milliseconds (at least 1)
+    #[arg(long, value_name = "MS", default_value_t = 60_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
     program_timeout_ms: u64,
-    /// Limit on evaluation steps of each program
-    #[arg(long, value_name = "N")]
+    /// Limit on evaluation steps of each program (as for `ptc run`; at
+    /// least 1)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: Option<u64>,
     /// The largest `--data` file read, in bytes [default: 67108864 (64 MiB)]
     #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
@@ -532,10 +566,44 @@ struct AgentArgs {
 }
 
 /// Set up and run the agent; the loop itself lives in the library.
+/// The mission: `--mission TEXT`, `--mission -` (standard input) or
+/// `--mission-file FILE`, each at most `MAX_PROGRAM_BYTES`.
+fn mission_text(args: &AgentArgs) -> Result<String, String> {
+    use ptc_lisp::input::{read_file_text, read_text, MAX_PROGRAM_BYTES};
+    let text = match (&args.mission, &args.mission_file) {
+        (Some(m), _) if m == "-" => read_text(
+            std::io::stdin().lock(),
+            MAX_PROGRAM_BYTES,
+            "the mission on standard input",
+            "for a mission",
+        )
+        .map_err(|e| e.describe("standard input"))?,
+        (Some(m), _) => m.clone(),
+        (None, Some(path)) => read_file_text(
+            path,
+            MAX_PROGRAM_BYTES,
+            &format!("the mission file `{}`", path.display()),
+            "for a mission",
+        )
+        .map_err(|e| e.describe(&format!("mission file `{}`", path.display())))?,
+        (None, None) => {
+            return Err("give the task with --mission TEXT or --mission-file FILE".into())
+        }
+    };
+    if text.trim().is_empty() {
+        return Err("the mission is empty".into());
+    }
+    Ok(text.trim_end().to_string())
+}
+
 fn agent_command(args: &AgentArgs) -> ExitCode {
     use ptc_lisp::agent::{provider_from_spec, Agent, AgentConfig, ProviderOptions};
     use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
 
+    let mission = match mission_text(args) {
+        Ok(m) => m,
+        Err(e) => return usage_error(&e),
+    };
     let limits = limits(args.program_timeout_ms, args.max_steps);
     let session = match session_with(
         args.data.as_deref(),
@@ -609,7 +677,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     } else {
         CompressionSetting::On
     };
-    let mut config = AgentConfig::new(args.mission.clone())
+    let mut config = AgentConfig::new(mission)
         .with_max_turns(args.max_turns as usize)
         .with_compression(compression)
         .with_limits(limits);

@@ -220,3 +220,112 @@ fn stats_time_each_phase_on_stderr() {
     let out = ptc(&["eval", "--repeat", "0", "1"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn expressions_may_start_with_a_hyphen() {
+    for (expr, printed) in [("-17", "-17"), ("-0.5", "-0.5"), ("(- 3)", "-3")] {
+        let out = ptc(&["eval", expr], None);
+        assert!(out.status.success(), "{expr}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout).trim(), printed);
+    }
+    // `-x` is read as a symbol, not taken for an option.
+    let out = ptc(&["eval", "-x"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Undefined symbol `-x`"),
+        "{}",
+        text(&out.stderr)
+    );
+    // `-` alone is standard input.
+    let out = ptc(&["eval", "-"], Some("(* 6 7)"));
+    assert_eq!(text(&out.stdout).trim(), "42");
+}
+
+#[test]
+fn zero_limits_are_refused() {
+    for args in [
+        ["eval", "1", "--max-steps", "0"],
+        ["eval", "1", "--timeout-ms", "0"],
+    ] {
+        let out = ptc(&args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("0 is not in 1.."),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_mission_comes_from_standard_input_or_a_file() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let replies = format!("script:{root}/examples/agent/replies.json");
+    let data = format!("{root}/examples/agent/data.json");
+    let tools = format!("{root}/examples/agent/tools.json");
+    let common = ["--llm", &replies, "--data", &data, "--tools", &tools];
+    let expected = r#"{:reorder ["Laptop" "Desk" "Chair"], :value 3900}"#;
+
+    let mut args = vec!["agent", "--mission", "-"];
+    args.extend(common);
+    let out = ptc(&args, Some("Which products must be reordered?\n"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), expected);
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mission.txt");
+    std::fs::write(&file, "Which products must be reordered?\n").unwrap();
+    let mut args = vec!["agent", "--mission-file", file.to_str().unwrap()];
+    args.extend(common);
+    let out = ptc(&args, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), expected);
+
+    let mut args = vec!["agent", "--mission", "-"];
+    args.extend(common);
+    let out = ptc(&args, Some("  \n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the mission is empty"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn completion_scripts_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _ptc"),
+        ("zsh", "#compdef ptc"),
+        ("fish", "complete -c ptc"),
+    ] {
+        let out = ptc(&["completions", shell], None);
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        assert!(script.contains(marker), "{shell}: {script}");
+        // Subcommands and their options are in the script.
+        for word in ["eval", "agent", "mission-file", "stats"] {
+            assert!(script.contains(word), "{shell} lacks {word}");
+        }
+    }
+    // bash accepts the script.
+    let out = Command::new("bash")
+        .args(["-c", "source /dev/stdin && complete -p ptc"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            let script = ptc(&["completions", "bash"], None).stdout;
+            child.stdin.take().unwrap().write_all(&script)?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(
+        text(&out.stdout).contains("_ptc ptc"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = ptc(&["completions", "nushell"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
