@@ -1377,11 +1377,11 @@ fn dbg_005_debug_view_shows_full_turns_and_what_the_model_saw() {
     assert!(
         view.ends_with(
             "+- Compression -------------------------------------------+\n\
-         |   Strategy:     single-user-coalesced\n\
-         |   Turns:        3 compressed\n\
-         |   Tool calls:   3/3 shown (0 dropped)\n\
-         |   Printlns:     2/2 shown (0 dropped)\n\
-         |   Errors:       1 turn(s) collapsed\n\
+         |   Strategy:     single-user-coalesced                   |\n\
+         |   Turns:        3 compressed                            |\n\
+         |   Tool calls:   3/3 shown (0 dropped)                   |\n\
+         |   Printlns:     2/2 shown (0 dropped)                   |\n\
+         |   Errors:       1 turn(s) collapsed                     |\n\
          +---------------------------------------------------------+\n"
         ),
         "{view}"

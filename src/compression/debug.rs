@@ -21,37 +21,40 @@ const BOX_RULE: &str = "+-------------------------------------------------------
 ///
 /// ```text
 /// +- Compression -------------------------------------------+
-/// |   Strategy:     single-user-coalesced
-/// |   Turns:        9 compressed
-/// |   Tool calls:   20/25 shown (5 dropped)
-/// |   Printlns:     15/18 shown (3 dropped)
-/// |   Errors:       2 turn(s) collapsed
+/// |   Strategy:     single-user-coalesced                   |
+/// |   Turns:        9 compressed                            |
+/// |   Tool calls:   20/25 shown (5 dropped)                 |
+/// |   Printlns:     15/18 shown (3 dropped)                 |
+/// |   Errors:       2 turn(s) collapsed                     |
 /// +---------------------------------------------------------+
 /// ```
+///
+/// A line longer than the box widens it on that line only.
 pub fn stats_box(stats: &CompressionStats) -> String {
     let mut out = String::new();
     out.push_str("+- Compression -------------------------------------------+\n");
-    let _ = writeln!(out, "|   Strategy:     {}", stats.strategy);
-    let _ = writeln!(
-        out,
-        "|   Turns:        {} compressed",
-        stats.turns_compressed
-    );
-    let _ = writeln!(
-        out,
-        "|   Tool calls:   {}/{} shown ({} dropped)",
-        stats.tool_calls_shown, stats.tool_calls_total, stats.tool_calls_dropped
-    );
-    let _ = writeln!(
-        out,
-        "|   Printlns:     {}/{} shown ({} dropped)",
-        stats.printlns_shown, stats.printlns_total, stats.printlns_dropped
-    );
-    let _ = writeln!(
-        out,
-        "|   Errors:       {} turn(s) collapsed",
-        stats.error_turns_collapsed
-    );
+    let lines = [
+        format!("Strategy:     {}", stats.strategy),
+        format!("Turns:        {} compressed", stats.turns_compressed),
+        format!(
+            "Tool calls:   {}/{} shown ({} dropped)",
+            stats.tool_calls_shown, stats.tool_calls_total, stats.tool_calls_dropped
+        ),
+        format!(
+            "Printlns:     {}/{} shown ({} dropped)",
+            stats.printlns_shown, stats.printlns_total, stats.printlns_dropped
+        ),
+        format!(
+            "Errors:       {} turn(s) collapsed",
+            stats.error_turns_collapsed
+        ),
+    ];
+    // Inside the borders: the rule's width less its two corners, less
+    // the three spaces of indentation.
+    let width = BOX_RULE.chars().count() - 2 - 3;
+    for line in lines {
+        let _ = writeln!(out, "|   {line:<width$}|");
+    }
     out.push_str(BOX_RULE);
     out
 }
