@@ -496,6 +496,27 @@ fn session_star_1_2_3_hold_the_last_successful_results() {
 }
 
 #[test]
+fn session_star_e_holds_the_last_error() {
+    let mut s = Session::new();
+    assert_eq!(ok(&mut s, "*e"), "nil");
+    err(&mut s, "(+ 1 nil)");
+    assert_eq!(
+        ok(&mut s, "*e"),
+        r#"{:code "type-error", :message "`+` expected a number, got nil", :line 1, :column 1}"#
+    );
+    // Successful turns keep it; the next error replaces it.
+    ok(&mut s, "(+ 1 2)");
+    assert_eq!(ok(&mut s, "(:code *e)"), r#""type-error""#);
+    err(&mut s, "(undefined-fn 1)");
+    assert_eq!(ok(&mut s, "(:code *e)"), r#""undefined-error""#);
+    // A program can read it in a parallel branch too.
+    assert_eq!(
+        ok(&mut s, "(first (pmap (fn [_] (:code *e)) [1]))"),
+        r#""undefined-error""#
+    );
+}
+
+#[test]
 fn session_return_and_fail_end_the_turn_and_are_recorded() {
     let mut s = Session::new();
     let t = s.eval("(def x 1) (return {:ok x}) (def y 2)");

@@ -23,7 +23,7 @@ pub(crate) enum Expr {
     Data(ArcStr, Span),
     /// `tool/name` used as a value.
     ToolRef(ArcStr, Span),
-    /// `*1`, `*2`, `*3`.
+    /// `*1`, `*2`, `*3`; `*e` is 0.
     History(u8),
     Vector(Vec<Expr>),
     Map(Vec<(Expr, Expr)>),

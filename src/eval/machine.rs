@@ -78,6 +78,8 @@ pub struct Interp<'h> {
     /// Names bound by `def`/`defn` during this run, in execution order.
     pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
+    /// `*e`: the error of the most recent failed turn, as a map.
+    last_error: Value,
     interrupt: Option<Arc<AtomicBool>>,
     /// The values of the `recur` being taken (see `Flow::Recur`).
     recur_values: SmallVec<[Value; 4]>,
@@ -111,6 +113,7 @@ impl<'h> Interp<'h> {
             returns: rustc_hash::FxHashMap::default(),
             defined: Vec::new(),
             history,
+            last_error: Value::Nil,
             interrupt,
             recur_values: SmallVec::new(),
             nesting: 0,
@@ -130,6 +133,7 @@ impl<'h> Interp<'h> {
             self.interrupt.clone(),
         );
         branch.started = self.started;
+        branch.last_error = self.last_error.clone();
         branch.depth = self.depth;
         branch.in_branch = true;
         branch
@@ -259,6 +263,11 @@ impl<'h> Interp<'h> {
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// Set what `*e` gives.
+    pub(crate) fn set_last_error(&mut self, error: Value) {
+        self.last_error = error;
     }
 
     /// Start the program's clock at `at` instead of now (a host that read
@@ -424,6 +433,7 @@ impl<'h> Interp<'h> {
                 .map_err(|e| e.with_span(g.span).into()),
             Expr::Data(name, span) => self.data(name).map_err(|e| with_span(e, *span)),
             Expr::ToolRef(name, span) => self.tool_ref(name).map_err(|e| with_span(e, *span)),
+            Expr::History(0) => Ok(self.last_error.clone()),
             Expr::History(n) => Ok(self.history[*n as usize - 1].clone()),
             Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
             Expr::If(parts) => {

@@ -126,6 +126,10 @@ pub struct RunOptions {
     pub limits: Limits,
     /// `*1`, `*2`, `*3`.
     pub history: [Value; 3],
+    /// `*e`: the last error, as the host describes it (the REPL and
+    /// sessions give a map of `:code`, `:message`, `:line`, `:column`,
+    /// `:hint`); `nil` when there was none.
+    pub last_error: Value,
     /// Set to true from another thread to stop the run.
     pub interrupt: Option<Arc<AtomicBool>>,
     /// When the program's clock started; `None` is when `run` is called.
@@ -156,6 +160,7 @@ pub fn run(
         options.history,
         options.interrupt,
     );
+    interp.set_last_error(options.last_error);
     if let Some(at) = options.started {
         interp.start_clock_at(at);
     }

@@ -62,6 +62,8 @@ pub struct Session {
     globals: Globals,
     /// `*1 *2 *3`: the results of the most recent successful turns.
     history: [Value; 3],
+    /// `*e`: the error of the most recent failed turn, as a map.
+    last_error: Value,
     /// The most recent return value of each user function, with the
     /// function it came from (a redefinition drops the label).
     returns: HashMap<ArcStr, (Value, Value)>,
@@ -314,6 +316,7 @@ impl Session {
                     RunOptions {
                         limits: self.limits.clone(),
                         history: self.history.clone(),
+                        last_error: self.last_error.clone(),
                         interrupt: self.interrupt.clone(),
                         // Reading and analyzing the program count too.
                         started: Some(started),
@@ -384,6 +387,9 @@ impl Session {
                 }
             }
         };
+        if let TurnOutcome::Error { error } = &turn.outcome {
+            self.last_error = error.to_value();
+        }
         self.turns.push(turn);
         self.turns.last().expect("a turn was just pushed")
     }

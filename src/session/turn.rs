@@ -146,6 +146,26 @@ impl From<&Error> for TurnError {
     }
 }
 
+impl TurnError {
+    /// The error as `*e` shows it: a map of `:code`, `:message` and, when
+    /// known, `:line`, `:column` and `:hint`.
+    pub fn to_value(&self) -> Value {
+        let mut m = crate::value::Map::new();
+        m.insert(Value::keyword("code"), Value::str(&self.code));
+        m.insert(Value::keyword("message"), Value::str(&self.message));
+        if let Some(line) = self.line {
+            m.insert(Value::keyword("line"), Value::Int(i64::from(line)));
+        }
+        if let Some(column) = self.column {
+            m.insert(Value::keyword("column"), Value::Int(i64::from(column)));
+        }
+        if let Some(hint) = &self.hint {
+            m.insert(Value::keyword("hint"), Value::str(hint));
+        }
+        Value::map(m)
+    }
+}
+
 impl fmt::Display for TurnError {
     /// The same text as [`Error`]'s display:
     /// `type-error at 1:5: message`, then `hint: ...` on its own line.

@@ -253,6 +253,7 @@ impl Analyzer {
             "*1" => return Ok(Expr::History(1)),
             "*2" => return Ok(Expr::History(2)),
             "*3" => return Ok(Expr::History(3)),
+            "*e" => return Ok(Expr::History(0)),
             "&" => {
                 return Err(Error::validation(
                     "`&` is only allowed in parameter and binding vectors",
