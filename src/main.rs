@@ -100,6 +100,10 @@ struct RunArgs {
     /// are cut with a marker [default: 1048576 (1 MiB)]
     #[arg(long, value_name = "N", default_value_t = MAX_RESULT_BYTES, hide_default_value = true)]
     max_result_bytes: usize,
+    /// A file of definitions evaluated (as a turn of its own) before the
+    /// program, as the REPL's `--prelude`; a failing prelude is an error
+    #[arg(long, value_name = "FILE")]
+    prelude: Option<PathBuf>,
     /// Print on stderr the time of each phase (read data, parse, analyze,
     /// eval, print), the steps and the peak memory: one line, or one JSON
     /// object with `--stats=json`
@@ -178,13 +182,16 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         None => {
-            let args = cli.repl;
+            let mut args = cli.repl;
+            // The REPL runs the prelude itself (showing its errors and
+            // running it again after `:reset`), not the session factory.
+            let prelude = args.run.prelude.take();
             let (history, recorder) = match repl_history(&args.budget) {
                 Ok(h) => h,
                 Err(e) => return usage_error(&e),
             };
             let config = ptc_lisp::repl::ReplConfig {
-                prelude: args.prelude.clone(),
+                prelude,
                 max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
                 mission: args.mission.clone().unwrap_or_default(),
                 compression: args.compression(),
@@ -275,15 +282,45 @@ fn load_data(
     })
 }
 
-/// A session with the data and tools the options name.
+/// A session with the data, tools and prelude the options name.
 fn build_session(args: &RunArgs) -> Result<Session, String> {
     let limits = limits(args.timeout_ms, args.max_steps);
-    session_with(
+    let mut session = session_with(
         args.data.as_deref(),
         args.max_data_bytes,
         args.tools.as_deref(),
         limits,
-    )
+    )?;
+    if let Some(path) = &args.prelude {
+        load_prelude(&mut session, path)?;
+    }
+    Ok(session)
+}
+
+/// Evaluate the prelude file as a turn; its failure, with the prelude's
+/// line and column, is an error.
+fn load_prelude(session: &mut Session, path: &Path) -> Result<(), String> {
+    let text = ptc_lisp::input::read_program_file(path)
+        .map_err(|e| e.describe(&format!("the prelude `{}`", path.display())))?;
+    let turn = session.eval(&text);
+    match &turn.outcome {
+        TurnOutcome::Error { error } => {
+            let at = match (error.line, error.column) {
+                (Some(l), Some(c)) => format!("{}:{l}:{c}", path.display()),
+                _ => path.display().to_string(),
+            };
+            Err(format!(
+                "the prelude failed: {at}: {} ({})",
+                error.message, error.code
+            ))
+        }
+        TurnOutcome::Fail { value } => Err(format!(
+            "the prelude `{}` called fail: {}",
+            path.display(),
+            pr_str(value)
+        )),
+        TurnOutcome::Value { .. } | TurnOutcome::Return { .. } => Ok(()),
+    }
 }
 
 /// Program limits from the command-line options.
@@ -1019,9 +1056,6 @@ fn progress_lines(report: &ptc_lisp::agent::TurnReport<'_>) -> String {
 struct ReplArgs {
     #[command(flatten)]
     run: RunArgs,
-    /// A file of definitions evaluated first, as a turn
-    #[arg(long, value_name = "FILE")]
-    prelude: Option<PathBuf>,
     /// The run length `:context` renders for (turns left, final turn)
     #[arg(long, value_name = "N", default_value_t = ptc_lisp::compression::DEFAULT_MAX_TURNS as u64,
           value_parser = clap::value_parser!(u64).range(1..))]

@@ -329,3 +329,51 @@ fn completion_scripts_for_each_shell() {
     let out = ptc(&["completions", "nushell"], None);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_prelude_is_loaded_before_the_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.clj");
+    std::fs::write(&good, "(defn twice [x] (* 2 x))\n(def base 10)\n").unwrap();
+    let bad = dir.path().join("bad.clj");
+    std::fs::write(&bad, "(def ok 1)\n(+ 1 nil)\n").unwrap();
+    let program = dir.path().join("p.clj");
+    std::fs::write(&program, "(twice base)").unwrap();
+
+    let out = ptc(
+        &["eval", "(twice base)", "--prelude", good.to_str().unwrap()],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "20");
+    let out = ptc(
+        &[
+            "run",
+            program.to_str().unwrap(),
+            "--prelude",
+            good.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(text(&out.stdout).trim(), "20");
+
+    // A failing prelude is an error with its file, line and column; the
+    // program does not run.
+    let out = ptc(
+        &[
+            "eval",
+            "(println \"ran\")",
+            "--prelude",
+            bad.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the prelude failed: ") && err.contains("bad.clj:2:1"),
+        "{err}"
+    );
+    assert!(err.contains("(type-error)"), "{err}");
+    assert!(!text(&out.stdout).contains("ran"));
+}
