@@ -160,6 +160,13 @@ fn reproducers_stop_with_their_limit_error() {
             ErrorKind::Timeout,
         ),
         (format!("(json/write-str {B})"), ErrorKind::MemoryLimit),
+        // Found by the fuzzer: each attempt of a backtracking pattern
+        // scans the rest of a long text, so the meter must be charged by
+        // what an attempt may scan, not one unit per attempt.
+        (
+            "(count (re-seq #\"..........................................*...........(?<=()a)5 b*\" (apply str (repeat 20000 \"ab\"))))".into(),
+            ErrorKind::Timeout,
+        ),
     ];
     for (src, expected) in cases {
         let (outcome, took) = run(&src, limits(100));

@@ -52,10 +52,18 @@ pub(crate) fn compile(source: &str) -> Result<Arc<Regex>, Error> {
     }))
 }
 
-/// Work units charged for one attempt of a backtracking pattern at one
-/// position (each may scan the text): the meter reads the clock about
-/// every 32 attempts.
+/// Work units charged for one search attempt: at least this, the meter
+/// reading the clock about every 32 attempts.
 const ATTEMPT_WORK: u32 = 64;
+
+/// Work units for an attempt that may scan the `rest` bytes after its
+/// start (a backtracking attempt can read to the end of the text and back):
+/// on a long text the meter reads the clock after every attempt.
+fn attempt_work(rest: usize) -> u32 {
+    u32::try_from(rest / 16)
+        .unwrap_or(u32::MAX)
+        .max(ATTEMPT_WORK)
+}
 
 /// The first match at or after `pos`. A backtracking pattern is tried at
 /// each position in turn, with the meter consulted between attempts, so
@@ -74,7 +82,7 @@ fn captures_at<'t>(
     };
     let mut start = pos;
     while start <= s.len() {
-        if !crate::meter::work(ATTEMPT_WORK) {
+        if !crate::meter::work(attempt_work(s.len() - start)) {
             return Ok(None);
         }
         if let Some(caps) = stepped.captures_from_pos(s, start).map_err(match_error)? {
@@ -307,4 +315,20 @@ pub(super) fn register(r: &mut Registry) {
     r.add("re-find", "[re s]", 2, 2, "The first match: a string, or [match group1 ...] when the regex has groups; nil if none. `(re-find #\"(\\d+)-(\\d+)\" \"10-20\")` => `[\"10-20\" \"10\" \"20\"]`.", re_find);
     r.add("re-matches", "[re s]", 2, 2, "Like re-find, but the whole string must match. `(re-matches #\"\\d+\" \"123\")` => `\"123\"`.", re_matches);
     r.add("re-seq", "[re s]", 2, 2, "Every match, as re-find returns them; nil if none. `(re-seq #\"\\d\" \"a1b2\")` => `[\"1\" \"2\"]`.", re_seq);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A backtracking attempt may scan the whole rest of the text; on a
+    /// long text each attempt must be enough work for the meter to read
+    /// the clock (the fuzzer found 2.7 s under a 200 ms limit when every
+    /// attempt counted the same).
+    #[test]
+    fn an_attempt_on_a_long_text_lets_the_meter_check_the_clock() {
+        assert!(attempt_work(40_000) >= crate::meter::CHECK_EVERY);
+        assert_eq!(attempt_work(10), ATTEMPT_WORK);
+        assert_eq!(attempt_work(usize::MAX), u32::MAX);
+    }
 }
