@@ -66,6 +66,10 @@ enum Command {
     /// `COMPACT_*` variables)
     #[command(subcommand)]
     Config(cli::config::ConfigCommand),
+    /// Print the exact messages `ptc agent` would send on its first turn
+    /// (system prompt and first user message) with token counts, without
+    /// calling a model
+    Prompt(Box<cli::prompt::PromptArgs>),
     /// Print a shell completion script: `source <(ptc completions bash)`,
     /// `ptc completions zsh > ~/.zfunc/_ptc`, `ptc completions fish >
     /// ~/.config/fish/completions/ptc.fish`
@@ -133,7 +137,8 @@ fn main() -> ExitCode {
         Some(Command::Agent(_))
         | Some(Command::Compact(_))
         | Some(Command::Config(_))
-        | Some(Command::Completions { .. }) => {}
+        | Some(Command::Completions { .. })
+        | Some(Command::Prompt(_)) => {}
         Some(Command::Eval { .. }) | Some(Command::Run { .. }) => {
             signals::on_signal(signals::INT_TERM, |_| {});
         }
@@ -174,6 +179,21 @@ fn main() -> ExitCode {
         Some(Command::Agent(args)) => agent_command(&args),
         Some(Command::Compact(args)) => cli::compact::run(&args),
         Some(Command::Config(command)) => cli::config::run(&command),
+        Some(Command::Prompt(args)) => {
+            let mission = match mission_text(&args.mission, &args.mission_file) {
+                Ok(m) => m,
+                Err(e) => return usage_error(&e),
+            };
+            match session_with(
+                args.data.as_deref(),
+                args.max_data_bytes,
+                args.tools.as_deref(),
+                Limits::default(),
+            ) {
+                Ok(session) => cli::prompt::run(&args, mission, session),
+                Err(e) => usage_error(&e),
+            }
+        }
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
             let mut script = Vec::new();
@@ -605,9 +625,9 @@ struct AgentArgs {
 /// Set up and run the agent; the loop itself lives in the library.
 /// The mission: `--mission TEXT`, `--mission -` (standard input) or
 /// `--mission-file FILE`, each at most `MAX_PROGRAM_BYTES`.
-fn mission_text(args: &AgentArgs) -> Result<String, String> {
+fn mission_text(mission: &Option<String>, file: &Option<PathBuf>) -> Result<String, String> {
     use ptc_lisp::input::{read_file_text, read_text, MAX_PROGRAM_BYTES};
-    let text = match (&args.mission, &args.mission_file) {
+    let text = match (mission, file) {
         (Some(m), _) if m == "-" => read_text(
             std::io::stdin().lock(),
             MAX_PROGRAM_BYTES,
@@ -637,7 +657,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     use ptc_lisp::agent::{provider_from_spec, Agent, AgentConfig, ProviderOptions};
     use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
 
-    let mission = match mission_text(args) {
+    let mission = match mission_text(&args.mission, &args.mission_file) {
         Ok(m) => m,
         Err(e) => return usage_error(&e),
     };

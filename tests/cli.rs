@@ -377,3 +377,74 @@ fn a_prelude_is_loaded_before_the_program() {
     assert!(err.contains("(type-error)"), "{err}");
     assert!(!text(&out.stdout).contains("ran"));
 }
+
+/// `ptc prompt` prints what `ptc agent` sends on its first turn, byte for
+/// byte (compared with the agent's transcript), with token counts.
+#[test]
+fn prompt_prints_the_first_messages_the_agent_sends() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let data = format!("{root}/examples/agent/data.json");
+    let tools = format!("{root}/examples/agent/tools.json");
+    let mission = "Which products must be reordered?";
+    let out = ptc(
+        &[
+            "prompt",
+            "--mission",
+            mission,
+            "--data",
+            &data,
+            "--tools",
+            &tools,
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let printed = text(&out.stdout);
+
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let replies = format!("script:{root}/examples/agent/replies.json");
+    let out = ptc(
+        &[
+            "agent",
+            "--mission",
+            mission,
+            "--data",
+            &data,
+            "--tools",
+            &tools,
+            "--llm",
+            &replies,
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let first: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&transcript)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let sent = first["messages"].as_array().unwrap();
+    assert_eq!(sent.len(), 2);
+    for m in sent {
+        let content = m["content"].as_str().unwrap().trim_end();
+        assert!(
+            printed.contains(content),
+            "{} message not printed as sent",
+            m["role"]
+        );
+        assert!(
+            printed.contains(&format!("=== {} (", m["role"].as_str().unwrap())),
+            "{printed}"
+        );
+    }
+    assert!(
+        printed.trim_end().ends_with("tokens (o200k_base) ==="),
+        "{printed}"
+    );
+}

@@ -6,4 +6,5 @@
 pub mod budget;
 pub mod compact;
 pub mod config;
+pub mod prompt;
 pub mod stats;
