@@ -180,7 +180,7 @@ fn main() -> ExitCode {
         Some(Command::Compact(args)) => cli::compact::run(&args),
         Some(Command::Config(command)) => cli::config::run(&command),
         Some(Command::Prompt(args)) => {
-            let mission = match mission_text(&args.mission, &args.mission_file) {
+            let mission = match mission_text(&args.mission) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
@@ -526,18 +526,8 @@ fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
 /// The options of `ptc agent`.
 #[derive(Args)]
 struct AgentArgs {
-    /// The task for the model (`-`: read it from standard input)
-    #[arg(
-        long,
-        value_name = "TEXT",
-        required_unless_present = "mission_file",
-        conflicts_with = "mission_file",
-        allow_hyphen_values = true
-    )]
-    mission: Option<String>,
-    /// Read the task for the model from a file
-    #[arg(long, value_name = "FILE")]
-    mission_file: Option<PathBuf>,
+    #[command(flatten)]
+    mission: cli::prompt::MissionArgs,
     /// The model: `openai:MODEL` (any OpenAI-compatible server),
     /// `anthropic:MODEL`, or `script:FILE` (replies replayed from a file)
     #[arg(long, value_name = "SPEC")]
@@ -625,9 +615,9 @@ struct AgentArgs {
 /// Set up and run the agent; the loop itself lives in the library.
 /// The mission: `--mission TEXT`, `--mission -` (standard input) or
 /// `--mission-file FILE`, each at most `MAX_PROGRAM_BYTES`.
-fn mission_text(mission: &Option<String>, file: &Option<PathBuf>) -> Result<String, String> {
+fn mission_text(args: &cli::prompt::MissionArgs) -> Result<String, String> {
     use ptc_lisp::input::{read_file_text, read_text, MAX_PROGRAM_BYTES};
-    let text = match (mission, file) {
+    let text = match (&args.mission, &args.mission_file) {
         (Some(m), _) if m == "-" => read_text(
             std::io::stdin().lock(),
             MAX_PROGRAM_BYTES,
@@ -657,7 +647,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     use ptc_lisp::agent::{provider_from_spec, Agent, AgentConfig, ProviderOptions};
     use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
 
-    let mission = match mission_text(&args.mission, &args.mission_file) {
+    let mission = match mission_text(&args.mission) {
         Ok(m) => m,
         Err(e) => return usage_error(&e),
     };

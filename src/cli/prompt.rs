@@ -11,10 +11,9 @@ use ptc_lisp::agent::{Agent, AgentConfig, ScriptedProvider};
 use ptc_lisp::compression::{CompressionSetting, Role};
 use ptc_lisp::tokens::count_tokens;
 
-/// The options of `ptc prompt`: those of `ptc agent` that shape the
-/// first prompt.
+/// Where the mission comes from, for `ptc agent` and `ptc prompt`.
 #[derive(Args)]
-pub struct PromptArgs {
+pub struct MissionArgs {
     /// The task for the model (`-`: read it from standard input)
     #[arg(
         long,
@@ -27,6 +26,14 @@ pub struct PromptArgs {
     /// Read the task for the model from a file
     #[arg(long, value_name = "FILE")]
     pub mission_file: Option<PathBuf>,
+}
+
+/// The options of `ptc prompt`: those of `ptc agent` that shape the
+/// first prompt.
+#[derive(Args)]
+pub struct PromptArgs {
+    #[command(flatten)]
+    pub mission: MissionArgs,
     /// A JSON object file whose keys become `data/` values
     #[arg(long, value_name = "FILE.json")]
     pub data: Option<PathBuf>,
