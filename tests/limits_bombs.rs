@@ -51,29 +51,14 @@ fn limits(timeout_ms: u64) -> Limits {
 
 /// Run `src` in-process; the outcome and the wall time it took.
 fn run(src: &str, limits: Limits) -> (Result<String, ErrorKind>, Duration) {
-    let host = DataHost::from_json_object(&serde_json::json!({})).unwrap();
     let started = Instant::now();
-    let outcome = match Program::compile(src) {
-        Err(e) => Err(e.kind()),
-        Ok(program) => {
-            let out = eval::run(
-                &program,
-                &host,
-                &Globals::default(),
-                RunOptions {
-                    limits,
-                    ..Default::default()
-                },
-            );
-            match eval::finish(out.result) {
-                Ok(v) => {
-                    let mut shown = String::new();
-                    ptc_lisp::value::write_pr_bounded(&mut shown, &v, 200);
-                    Ok(shown)
-                }
-                Err(e) => Err(e.kind()),
-            }
+    let outcome = match crate::util::eval_with(src, "{}", limits) {
+        Ok(v) => {
+            let mut shown = String::new();
+            ptc_lisp::value::write_pr_bounded(&mut shown, &v, 200);
+            Ok(shown)
         }
+        Err(e) => Err(e.kind()),
     };
     (outcome, started.elapsed())
 }
