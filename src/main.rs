@@ -46,6 +46,11 @@ enum Command {
         expr: String,
         #[command(flatten)]
         run: RunArgs,
+        /// Print one JSON object on stdout: result (as JSON and in Clojure
+        /// notation), printed lines, error, steps and timing (exit codes
+        /// unchanged; schema in the README)
+        #[arg(long)]
+        json: bool,
     },
     /// Evaluate a program file and print the result in Clojure notation
     Run {
@@ -53,6 +58,11 @@ enum Command {
         file: PathBuf,
         #[command(flatten)]
         run: RunArgs,
+        /// Print one JSON object on stdout: result (as JSON and in Clojure
+        /// notation), printed lines, error, steps and timing (exit codes
+        /// unchanged; schema in the README)
+        #[arg(long)]
+        json: bool,
     },
     /// Run a mission as a multi-turn agent: a model writes PTC-Lisp, the
     /// session runs it, until (return value), (fail reason) or the turn
@@ -153,18 +163,18 @@ fn main() -> ExitCode {
         }
     }
     match cli.command {
-        Some(Command::Eval { expr, run }) => {
+        Some(Command::Eval { expr, run, json }) => {
             let source = if expr == "-" {
                 match read_stdin() {
                     Ok(s) => s,
-                    Err(e) => return usage_error(&e),
+                    Err(e) => return failure(&e, json),
                 }
             } else {
                 expr
             };
-            evaluate(&source, None, &run)
+            evaluate(&source, None, &run, json)
         }
-        Some(Command::Run { file, run }) => {
+        Some(Command::Run { file, run, json }) => {
             let source = if file.as_os_str() == "-" {
                 read_stdin()
             } else {
@@ -172,8 +182,8 @@ fn main() -> ExitCode {
                     .map_err(|e| e.describe(&format!("`{}`", file.display())))
             };
             match source {
-                Ok(s) => evaluate(&s, Some(&file), &run),
-                Err(e) => usage_error(&e),
+                Ok(s) => evaluate(&s, Some(&file), &run, json),
+                Err(e) => failure(&e, json),
             }
         }
         Some(Command::Agent(args)) => agent_command(&args),
@@ -276,6 +286,14 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// A usage error; with `--json` also as the JSON object on stdout.
+fn failure(message: &str, json: bool) -> ExitCode {
+    if json {
+        stdout_line(&cli::json_report::usage_error(message).to_string());
+    }
+    usage_error(message)
+}
+
 /// Read a `--data` file (at most `max_bytes` bytes, a JSON object) into
 /// `data/` fields, each value within the collection limit `max_items`.
 fn load_data(
@@ -376,16 +394,16 @@ fn session_with(
     Ok(session)
 }
 
-fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
+fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs, json: bool) -> ExitCode {
     if args.stats.is_some() || args.repeat > 1 {
-        return evaluate_with_stats(source, file, args);
+        return evaluate_with_stats(source, file, args, json);
     }
     let mut session = match build_session(args) {
         Ok(s) => s,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failure(&e, json),
     };
     let turn = session.eval(source);
-    let code = report_turn(turn, source, file, args);
+    let code = report_turn(turn, source, file, args, json);
     // The process ends here: freeing the data and the result value by
     // value (a tenth of a data-heavy run) is left to the OS.
     std::mem::forget(session);
@@ -394,13 +412,18 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
 
 /// `evaluate` with each phase timed apart (`--stats`), the evaluation
 /// repeated `--repeat` times from fresh copies of the loaded session.
-fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
+fn evaluate_with_stats(
+    source: &str,
+    file: Option<&Path>,
+    args: &RunArgs,
+    json: bool,
+) -> ExitCode {
     use std::time::Instant;
     let mut stats = cli::stats::RunStats::default();
     let started = Instant::now();
     let loaded = match build_session(args) {
         Ok(s) => s,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failure(&e, json),
     };
     stats.read_data = started.elapsed();
     let started = Instant::now();
@@ -415,8 +438,14 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs) -> Exi
     let program = match program {
         Ok(p) => p,
         Err(e) => {
-            let code = report(&(&e).into(), source, file);
-            print_stats(&stats, args);
+            let code = if json {
+                // The program did not run: report it as a turn would.
+                let mut session = loaded.clone();
+                report_turn(session.eval(source), source, file, args, json)
+            } else {
+                report(&(&e).into(), source, file)
+            };
+            print_stats(&stats, args, json);
             return code;
         }
     };
@@ -432,14 +461,19 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs) -> Exi
     let turn = session.turns().last().expect("a turn ran");
     stats.steps = turn.steps;
     let started = Instant::now();
-    let code = report_turn(turn, source, file, args);
+    let code = report_turn(turn, source, file, args, json);
     stats.print = started.elapsed();
-    print_stats(&stats, args);
+    print_stats(&stats, args, json);
     code
 }
 
-fn print_stats(stats: &cli::stats::RunStats, args: &RunArgs) {
-    let format = args.stats.unwrap_or(cli::stats::StatsFormat::Text);
+/// `--stats` on stderr: JSON with `--stats=json` or `--json`.
+fn print_stats(stats: &cli::stats::RunStats, args: &RunArgs, json: bool) {
+    let format = match args.stats {
+        _ if json => cli::stats::StatsFormat::Json,
+        Some(format) => format,
+        None => cli::stats::StatsFormat::Text,
+    };
     eprintln!("{}", stats.render(format));
 }
 
@@ -449,7 +483,17 @@ fn report_turn(
     source: &str,
     file: Option<&Path>,
     args: &RunArgs,
+    json: bool,
 ) -> ExitCode {
+    if json {
+        let max = args.max_result_bytes;
+        let object = cli::json_report::turn(turn, file, &|v| result_text(v, max));
+        stdout_line(&object.to_string());
+        return match turn.outcome {
+            TurnOutcome::Value { .. } | TurnOutcome::Return { .. } => ExitCode::SUCCESS,
+            TurnOutcome::Fail { .. } | TurnOutcome::Error { .. } => ExitCode::from(1),
+        };
+    }
     for line in &turn.prints {
         stdout_line(line);
     }
@@ -606,6 +650,11 @@ struct AgentArgs {
     /// Print no progress on standard error
     #[arg(long, short)]
     quiet: bool,
+    /// Print one JSON object on stdout: outcome, result (as JSON and in
+    /// Clojure notation), printed lines, last error, turns, token usage
+    /// and timing (exit codes unchanged; schema in the README)
+    #[arg(long)]
+    json: bool,
     /// After the run, print every turn in full beside the messages the
     /// model last received, and the compression statistics (stderr)
     #[arg(long)]
@@ -649,7 +698,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
 
     let mission = match mission_text(&args.mission) {
         Ok(m) => m,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failure(&e, args.json),
     };
     let limits = limits(args.program_timeout_ms, args.max_steps);
     let session = match session_with(
@@ -659,7 +708,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         limits.clone(),
     ) {
         Ok(s) => s,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failure(&e, args.json),
     };
     let mut options = ProviderOptions {
         base_url: args.base_url.clone(),
@@ -671,7 +720,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     let provider: std::sync::Arc<dyn ptc_lisp::agent::LlmProvider> =
         match provider_from_spec(&args.llm, options) {
             Ok(p) => std::sync::Arc::from(p),
-            Err(e) => return usage_error(&e.to_string()),
+            Err(e) => return failure(&e.to_string(), args.json),
         };
     let session_id = args.budget.session_id();
     let loaded = match args
@@ -679,17 +728,17 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         .load(ptc_lisp::history::config::Overrides::default())
     {
         Ok(l) => l,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failure(&e, args.json),
     };
     let history_config = loaded.config;
     let redactor = match history_config.redactor() {
         Ok(r) => r,
-        Err(e) => return usage_error(&e),
+        Err(e) => return failure(&e, args.json),
     };
     let recorder =
         match ptc_lisp::history::recorder::Recorder::from_config(&history_config, &session_id) {
             Ok(r) => std::sync::Arc::new(std::sync::Mutex::new(r)),
-            Err(e) => return usage_error(&e),
+            Err(e) => return failure(&e, args.json),
         };
     let history = if args.no_compaction {
         None
@@ -702,7 +751,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
                 None => provider.clone(),
                 Some(spec) => match provider_from_spec(spec, ProviderOptions::default()) {
                     Ok(p) => std::sync::Arc::from(p),
-                    Err(e) => return usage_error(&e.to_string()),
+                    Err(e) => return failure(&e.to_string(), args.json),
                 },
             };
             settings.summary = ptc_lisp::agent::SummaryMode::Llm(summarizer);
@@ -741,10 +790,8 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
                 pending: None,
             }))),
             Err(e) => {
-                return usage_error(&format!(
-                    "cannot create the transcript `{}`: {e}",
-                    path.display()
-                ))
+                let message = format!("cannot create the transcript `{}`: {e}", path.display());
+                return failure(&message, args.json);
             }
         },
         None => None,
@@ -773,7 +820,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     }
     let agent = match Agent::new(provider, session, config) {
         Ok(a) => a,
-        Err(e) => return usage_error(&e.to_string()),
+        Err(e) => return failure(&e.to_string(), args.json),
     };
     let mut agent = agent.with_progress(CliProgress {
         quiet: args.quiet,
@@ -791,13 +838,26 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     if args.debug {
         eprintln!("{}", run.debug_view());
     }
-    report_run(&run, args.quiet, args.max_result_bytes)
+    report_run(&run, args.quiet, args.max_result_bytes, args.json)
 }
 
 /// Print how the run ended: the value on stdout, the rest on stderr.
-fn report_run(run: &ptc_lisp::agent::AgentRun, quiet: bool, max_result_bytes: usize) -> ExitCode {
+fn report_run(
+    run: &ptc_lisp::agent::AgentRun,
+    quiet: bool,
+    max_result_bytes: usize,
+    json: bool,
+) -> ExitCode {
     use ptc_lisp::agent::AgentOutcome;
 
+    if json {
+        let object = cli::json_report::agent_run(run, &|v| result_text(v, max_result_bytes));
+        stdout_line(&object.to_string());
+        return match run.outcome {
+            AgentOutcome::Returned(_) => ExitCode::SUCCESS,
+            _ => ExitCode::from(1),
+        };
+    }
     if !quiet {
         let mut summary = format!("{} turn(s) in {:.1?}", run.turns.len(), run.duration);
         if run.usage.total() > 0 {

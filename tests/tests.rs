@@ -8,6 +8,7 @@ mod agent_parts;
 mod api;
 mod builtins;
 mod cli;
+mod cli_json;
 mod compression;
 mod config_cli;
 mod conformance;

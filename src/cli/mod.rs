@@ -6,5 +6,6 @@
 pub mod budget;
 pub mod compact;
 pub mod config;
+pub mod json_report;
 pub mod prompt;
 pub mod stats;

@@ -58,6 +58,32 @@ pub fn to_json(v: &Value) -> Json {
     to_json_node(v)
 }
 
+/// True when [`to_json`] of `v` is faithful up to its documented mapping
+/// (keywords become strings, sets and lists arrays): no functions,
+/// regexes or vars, no infinite or NaN floats, and map keys that are
+/// strings or keywords.
+pub fn has_json_form(v: &Value) -> bool {
+    match v {
+        Value::Nil
+        | Value::Bool(_)
+        | Value::Int(_)
+        | Value::Str(_)
+        | Value::Keyword(_)
+        | Value::Symbol(_) => true,
+        Value::Float(f) => f.is_finite(),
+        Value::Vector(items) | Value::List(items) => {
+            super::deep(|| items.iter().all(has_json_form))
+        }
+        Value::Set(items) => super::deep(|| items.iter().all(has_json_form)),
+        Value::Map(m) => super::deep(|| {
+            m.iter()
+                .all(|(k, v)| matches!(k, Value::Str(_) | Value::Keyword(_)) && has_json_form(v))
+        }),
+        Value::Reduced(inner) => has_json_form(inner),
+        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => false,
+    }
+}
+
 fn to_json_node(v: &Value) -> Json {
     match v {
         Value::Nil => Json::Null,

@@ -19,7 +19,7 @@ use std::sync::Arc;
 pub use arcstr::ArcStr;
 pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef};
-pub use json::{from_json, to_json};
+pub use json::{from_json, has_json_form, to_json};
 pub use json_read::{from_json_checked, read_json_object, ReadError};
 pub use map::Map;
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
