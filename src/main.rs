@@ -199,7 +199,9 @@ fn main() -> ExitCode {
                 args.max_data_bytes,
                 args.tools.as_deref(),
                 Limits::default(),
-            ) {
+            )
+            .and_then(|session| with_prelude(session, args.prelude.as_deref()))
+            {
                 Ok(session) => cli::prompt::run(&args, mission, session),
                 Err(e) => usage_error(&e),
             }
@@ -323,13 +325,18 @@ fn load_data(
 /// A session with the data, tools and prelude the options name.
 fn build_session(args: &RunArgs) -> Result<Session, String> {
     let limits = limits(args.timeout_ms, args.max_steps);
-    let mut session = session_with(
+    let session = session_with(
         args.data.as_deref(),
         args.max_data_bytes,
         args.tools.as_deref(),
         limits,
     )?;
-    if let Some(path) = &args.prelude {
+    with_prelude(session, args.prelude.as_deref())
+}
+
+/// `session` with the prelude file, if any, loaded.
+fn with_prelude(mut session: Session, prelude: Option<&Path>) -> Result<Session, String> {
+    if let Some(path) = prelude {
         load_prelude(&mut session, path)?;
     }
     Ok(session)
@@ -582,6 +589,11 @@ struct AgentArgs {
     /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    /// A file of definitions evaluated into `user/` before the first turn
+    /// (shown to the model in the prompt's `user/` section, not as a turn);
+    /// a failing prelude is an error
+    #[arg(long, value_name = "FILE")]
+    prelude: Option<PathBuf>,
     /// Turns allowed, the first included; 1 is single-shot mode, where the
     /// program's value is the answer
     #[arg(long, value_name = "N", default_value_t = 5,
@@ -706,7 +718,9 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         args.max_data_bytes,
         args.tools.as_deref(),
         limits.clone(),
-    ) {
+    )
+    .and_then(|session| with_prelude(session, args.prelude.as_deref()))
+    {
         Ok(s) => s,
         Err(e) => return failure(&e, args.json),
     };

@@ -159,3 +159,81 @@ fn agent_json_reports_the_turn_limit_with_the_last_error() {
     assert_eq!(o["outcome"], json!("turn_limit"), "{o}");
     assert_eq!(o["error"]["code"], json!("undefined-error"), "{o}");
 }
+
+/// `ptc agent --prelude` and `ptc prompt --prelude`: the definitions are in
+/// `user/` from the first turn, listed in the first prompt, and a failing
+/// prelude stops the run before any model call.
+#[test]
+fn agent_prelude_definitions_reach_the_program_and_the_first_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let prelude = dir.path().join("prelude.clj");
+    std::fs::write(
+        &prelude,
+        "(defn low? \"True below the threshold\" [n] (< n threshold))\n(def threshold 5)\n",
+    )
+    .unwrap();
+    let replies = dir.path().join("replies.json");
+    std::fs::write(&replies, r#"["```clojure\n(return (filterv low? [1 7 3]))\n```"]"#).unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let args = |extra: &[&str]| {
+        let mut a: Vec<String> = vec![
+            "--prelude".into(),
+            prelude.display().to_string(),
+            "--mission".into(),
+            "Which are low?".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let agent_args = args(&[
+        "--json",
+        "--llm",
+        &format!("script:{}", replies.display()),
+        "--transcript",
+        transcript.to_str().unwrap(),
+    ]);
+    let mut argv = vec!["agent"];
+    argv.extend(agent_args.iter().map(String::as_str));
+    let out = ptc(&argv, None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(object(&out)["result"], json!([1, 3]));
+    // The prelude is not a turn of the run: the program was turn 1, and
+    // the first prompt listed the prelude's definitions.
+    let first: Json =
+        serde_json::from_str(std::fs::read_to_string(&transcript).unwrap().lines().next().unwrap())
+            .unwrap();
+    let sent = first.to_string();
+    assert!(sent.contains("(low? [n])"), "{sent}");
+    assert!(sent.contains("True below the threshold"), "{sent}");
+    assert!(sent.contains("threshold"), "{sent}");
+
+    // `ptc prompt` shows the same section.
+    let prompt_args = args(&[]);
+    let mut argv = vec!["prompt"];
+    argv.extend(prompt_args.iter().map(String::as_str));
+    let out = ptc(&argv, None);
+    let shown = text(&out.stdout);
+    assert!(shown.contains(";; === user/ (your prelude) ===\n(low? [n])"), "{shown}");
+
+    // A failing prelude: exit 2 with the location, no model call.
+    let bad = dir.path().join("bad.clj");
+    std::fs::write(&bad, "(def a 1)\n(+ a :x)\n").unwrap();
+    let out = ptc(
+        &[
+            "agent",
+            "--prelude",
+            bad.to_str().unwrap(),
+            "--llm",
+            "openai:gpt-4o-mini",
+            "--base-url",
+            "http://127.0.0.1:9",
+            "--mission",
+            "m",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("bad.clj:2:1") && err.contains("(type-error)"), "{err}");
+    assert!(!err.contains("model call"), "{err}");
+}

@@ -40,6 +40,9 @@ pub struct PromptArgs {
     /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
     #[arg(long, value_name = "FILE")]
     pub tools: Option<PathBuf>,
+    /// A file of definitions loaded into `user/` first, as for `ptc agent`
+    #[arg(long, value_name = "FILE")]
+    pub prelude: Option<PathBuf>,
     /// Turns allowed, as for `ptc agent` (1: single-shot mode)
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -50,7 +50,7 @@ use crate::value::Value;
 
 pub use coalesced::SingleUserCoalesced;
 pub use debug::{debug_view, stats_box, write_turn};
-pub use full::full_history;
+pub use full::{full_history, full_history_from};
 pub use state::session_state;
 
 /// `max_turns` when none is given (SS-002).
@@ -360,6 +360,6 @@ pub fn build_messages(
             let (messages, stats) = strategy.to_messages(turns, memory, &ctx);
             (messages, Some(stats))
         }
-        _ => (full_history(turns, ctx), None),
+        _ => (full_history_from(turns, memory, ctx), None),
     }
 }
