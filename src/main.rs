@@ -419,12 +419,7 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs, json: bool) -> Ex
 
 /// `evaluate` with each phase timed apart (`--stats`), the evaluation
 /// repeated `--repeat` times from fresh copies of the loaded session.
-fn evaluate_with_stats(
-    source: &str,
-    file: Option<&Path>,
-    args: &RunArgs,
-    json: bool,
-) -> ExitCode {
+fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: bool) -> ExitCode {
     use std::time::Instant;
     let mut stats = cli::stats::RunStats::default();
     let started = Instant::now();

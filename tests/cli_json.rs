@@ -15,7 +15,11 @@ fn object(out: &std::process::Output) -> Json {
 #[test]
 fn a_value_comes_as_json_and_in_clojure_notation_with_the_printed_lines() {
     let out = ptc(
-        &["eval", "--json", "(do (println \"hi\") {:a [1 2.5 \"x\"] :b #{:k}})"],
+        &[
+            "eval",
+            "--json",
+            "(do (println \"hi\") {:a [1 2.5 \"x\"] :b #{:k}})",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0));
@@ -42,8 +46,14 @@ fn an_error_has_code_message_line_column_and_hint_and_exit_1() {
     let e = &o["error"];
     assert_eq!(e["code"], json!("undefined-error"), "{e}");
     assert!(e["message"].as_str().unwrap().contains("`foo`"), "{e}");
-    assert_eq!((e["line"].clone(), e["column"].clone()), (json!(2), json!(5)));
-    assert!(e.get("hint").is_some(), "the hint field is always present: {e}");
+    assert_eq!(
+        (e["line"].clone(), e["column"].clone()),
+        (json!(2), json!(5))
+    );
+    assert!(
+        e.get("hint").is_some(),
+        "the hint field is always present: {e}"
+    );
 }
 
 #[test]
@@ -61,11 +71,7 @@ fn parse_errors_and_fail_keep_their_exit_codes() {
 
 #[test]
 fn values_without_a_json_form_say_so_and_keep_their_printing() {
-    for (program, printed) in [
-        ("inc", "#fn[inc]"),
-        ("{1 2}", "{1 2}"),
-        ("##Inf", "##Inf"),
-    ] {
+    for (program, printed) in [("inc", "#fn[inc]"), ("{1 2}", "{1 2}"), ("##Inf", "##Inf")] {
         let out = ptc(&["eval", "--json", program], None);
         let o = object(&out);
         assert_eq!(o["result_is_json"], json!(false), "{program}: {o}");
@@ -74,7 +80,10 @@ fn values_without_a_json_form_say_so_and_keep_their_printing() {
     }
     // nil has a JSON form: null, told apart by result_is_json.
     let o = object(&ptc(&["eval", "--json", "nil"], None));
-    assert_eq!((o["result"].clone(), o["result_is_json"].clone()), (Json::Null, json!(true)));
+    assert_eq!(
+        (o["result"].clone(), o["result_is_json"].clone()),
+        (Json::Null, json!(true))
+    );
 }
 
 #[test]
@@ -95,7 +104,11 @@ fn run_names_the_file_in_the_error() {
     let out = ptc(&["run", "--json", file.to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(1));
     let o = object(&out);
-    assert_eq!(o["prints"], json!(["1"]), "lines printed before the error are kept: {o}");
+    assert_eq!(
+        o["prints"],
+        json!(["1"]),
+        "lines printed before the error are kept: {o}"
+    );
     assert_eq!(o["error"]["file"], json!(file.to_str().unwrap()));
     assert_eq!(o["error"]["line"], json!(2));
 }
@@ -173,7 +186,11 @@ fn agent_prelude_definitions_reach_the_program_and_the_first_prompt() {
     )
     .unwrap();
     let replies = dir.path().join("replies.json");
-    std::fs::write(&replies, r#"["```clojure\n(return (filterv low? [1 7 3]))\n```"]"#).unwrap();
+    std::fs::write(
+        &replies,
+        r#"["```clojure\n(return (filterv low? [1 7 3]))\n```"]"#,
+    )
+    .unwrap();
     let transcript = dir.path().join("t.jsonl");
     let args = |extra: &[&str]| {
         let mut a: Vec<String> = vec![
@@ -199,9 +216,14 @@ fn agent_prelude_definitions_reach_the_program_and_the_first_prompt() {
     assert_eq!(object(&out)["result"], json!([1, 3]));
     // The prelude is not a turn of the run: the program was turn 1, and
     // the first prompt listed the prelude's definitions.
-    let first: Json =
-        serde_json::from_str(std::fs::read_to_string(&transcript).unwrap().lines().next().unwrap())
-            .unwrap();
+    let first: Json = serde_json::from_str(
+        std::fs::read_to_string(&transcript)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
     let sent = first.to_string();
     assert!(sent.contains("(low? [n])"), "{sent}");
     assert!(sent.contains("True below the threshold"), "{sent}");
@@ -213,7 +235,10 @@ fn agent_prelude_definitions_reach_the_program_and_the_first_prompt() {
     argv.extend(prompt_args.iter().map(String::as_str));
     let out = ptc(&argv, None);
     let shown = text(&out.stdout);
-    assert!(shown.contains(";; === user/ (your prelude) ===\n(low? [n])"), "{shown}");
+    assert!(
+        shown.contains(";; === user/ (your prelude) ===\n(low? [n])"),
+        "{shown}"
+    );
 
     // A failing prelude: exit 2 with the location, no model call.
     let bad = dir.path().join("bad.clj");
@@ -234,6 +259,9 @@ fn agent_prelude_definitions_reach_the_program_and_the_first_prompt() {
     );
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("bad.clj:2:1") && err.contains("(type-error)"), "{err}");
+    assert!(
+        err.contains("bad.clj:2:1") && err.contains("(type-error)"),
+        "{err}"
+    );
     assert!(!err.contains("model call"), "{err}");
 }

@@ -7,9 +7,15 @@ use std::process::{Command, Output, Stdio};
 
 /// Run `ptc ARGS` with `input` on a pipe.
 fn piped(args: &[&str], input: &str) -> Output {
+    piped_with_env(args, &[], input)
+}
+
+/// [`piped`] with extra environment variables.
+fn piped_with_env(args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
         .args(args)
+        .envs(env.iter().copied())
         .env("PTC_HISTORY", dir.path().join("history"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -118,13 +124,32 @@ fn long_results_are_truncated_with_a_count() {
     let text = stdout(&out);
     let first = text.lines().next().unwrap();
     assert!(first.len() < 2200, "{}", first.len());
-    assert!(
-        first.ends_with(
-            " ... (truncated; (count *1) = 10000 items \u{2014} use :history or println to see more)"
-        ),
-        "{first}"
+    // Cut between two numbers, with a marker inside the brackets, and a
+    // note of how much was shown.
+    let (shown, note) = first.split_once(" ...] ").unwrap();
+    let numbers: Vec<usize> = shown[1..].split(' ').map(|n| n.parse().unwrap()).collect();
+    assert_eq!(numbers, (0..numbers.len()).collect::<Vec<_>>());
+    assert_eq!(
+        note,
+        format!(
+            "(truncated: {} of 10000 items shown; *1 holds it all \u{2014} use println or :history to see more)",
+            numbers.len()
+        )
     );
     assert_eq!(text.lines().nth(1), Some("10000"));
+}
+
+#[test]
+fn piped_results_are_pretty_printed_to_columns_when_set() {
+    let program = "{:name \"a fairly long name\" :tags [:one :two :three] :nested {:x 1 :y 2}}\n";
+    let out = piped_with_env(&[], &[("COLUMNS", "30")], program);
+    assert_eq!(
+        stdout(&out),
+        "{:name \"a fairly long name\",\n :tags [:one :two :three],\n :nested {:x 1, :y 2}}\n"
+    );
+    // Without COLUMNS (not a terminal): one line.
+    let out = piped(&[], program);
+    assert_eq!(stdout(&out).lines().count(), 1);
 }
 
 #[test]
@@ -582,6 +607,77 @@ mod pty {
             .expect("the second result");
         let before = String::from_utf8_lossy(seen.before()).into_owned();
         assert!(!before.contains("history file"), "{before}");
+    }
+
+    #[test]
+    fn ctrl_d_at_a_continuation_prompt_cancels_the_unfinished_form() {
+        let mut repl = start(&[]);
+        repl.enter("(defn g [x]");
+        repl.expect("...> ");
+        repl.session.send(ControlCode::EndOfTransmission).unwrap();
+        repl.expect("(unfinished form cancelled)");
+        repl.expect("ptc> ");
+        repl.enter("(+ 2 2)");
+        repl.expect("4");
+        // The cancelled form never ran: the first turn is `(+ 2 2)`.
+        repl.enter(":history");
+        repl.expect("Turn 1");
+        repl.expect("(+ 2 2)");
+        repl.enter("(g 1)");
+        repl.expect("Undefined symbol `g`");
+    }
+
+    #[test]
+    fn a_line_of_only_a_comment_is_not_a_turn() {
+        let mut repl = start(&[]);
+        repl.enter("; just a note");
+        repl.expect("ptc> ");
+        repl.enter("(+ 1 1)");
+        repl.expect("2");
+        repl.enter(":history");
+        repl.enter("(str \"end\" \"mark\")");
+        let seen = repl.session.expect("\"endmark\"").expect("the marker");
+        let before = String::from_utf8_lossy(seen.before()).into_owned();
+        assert!(before.contains("Turn 1 (ok"), "{before}");
+        assert!(!before.contains("Turn 2"), "{before}");
+        assert!(!before.contains(";; result: nil"), "{before}");
+    }
+
+    #[test]
+    fn an_interrupted_evaluation_is_a_failed_turn_in_history_and_context() {
+        let mut repl = start(&["--timeout-ms", "600000"]);
+        repl.enter("(loop [] (recur))");
+        std::thread::sleep(Duration::from_millis(300));
+        let deadline = Instant::now() + TIMEOUT;
+        repl.session
+            .set_expect_timeout(Some(Duration::from_secs(2)));
+        loop {
+            repl.session.send(ControlCode::EndOfText).unwrap();
+            if repl.session.expect("Evaluation interrupted").is_ok() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "Ctrl-C did not interrupt");
+        }
+        repl.session.set_expect_timeout(Some(TIMEOUT));
+        repl.expect("ptc> ");
+        // The same fact in the REPL's history and in the model's view.
+        repl.enter(":history");
+        repl.expect("Turn 1 (error");
+        repl.expect(";; error: interrupted");
+        repl.enter(":context");
+        repl.expect("Evaluation interrupted");
+    }
+
+    #[test]
+    fn results_wider_than_the_terminal_are_pretty_printed() {
+        let mut repl = start(&[]);
+        repl.enter("(vec (for [i (range 4)] {:id i :name (str \"name-\" i) :tags [:a :b]}))");
+        // One map per line, aligned under the bracket (the terminal is 80
+        // columns wide; the flat form is 150).
+        repl.expect("[{:id 0, :name \"name-0\", :tags [:a :b]}");
+        repl.session
+            .expect(Regex(r#"\r?\n \{:id 1, :name "name-1", :tags \[:a :b\]\}"#))
+            .expect("the second map on its own line");
     }
 
     #[test]

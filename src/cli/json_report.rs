@@ -38,7 +38,10 @@ pub fn turn(turn: &Turn, file: Option<&Path>, result_text: &dyn Fn(&Value) -> St
     let mut out = base(outcome == "value" || outcome == "return", outcome);
     put_value(&mut out, value, result_text);
     out.insert("prints".into(), json!(turn.prints));
-    out.insert("error".into(), error.map_or(Json::Null, |e| error_json(e, file)));
+    out.insert(
+        "error".into(),
+        error.map_or(Json::Null, |e| error_json(e, file)),
+    );
     out.insert("steps".into(), json!(turn.steps));
     out.insert("timing_ms".into(), json!({ "total": ms(turn.duration) }));
     Json::Object(out)
@@ -62,9 +65,7 @@ pub fn agent_run(run: &AgentRun, result_text: &dyn Fn(&Value) -> String) -> Json
             "message": e.to_string(),
             "line": null, "column": null, "hint": null, "file": null,
         }),
-        AgentOutcome::TurnLimit => run
-            .last_error()
-            .map_or(Json::Null, |e| error_json(e, None)),
+        AgentOutcome::TurnLimit => run.last_error().map_or(Json::Null, |e| error_json(e, None)),
         _ => Json::Null,
     };
     out.insert("error".into(), error);

@@ -11,7 +11,11 @@
 //! - History is kept in a file ([`history_path`]).
 //! - Ctrl-C while a program runs sets the session's interrupt flag (from
 //!   the `ctrlc` handler thread); a second Ctrl-C before the first took
-//!   effect exits. At the prompt, Ctrl-C clears the line; Ctrl-D exits.
+//!   effect exits. At the prompt, Ctrl-C clears the line; Ctrl-D exits on
+//!   an empty line and, at a continuation prompt, cancels the unfinished
+//!   form (and says so).
+//! - Input that holds no form (blank, or only comments) is not a turn.
+//! - Results wider than the terminal are pretty-printed to its width.
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
@@ -51,7 +55,7 @@ const RESET: &str = "\x1b[0m";
 pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let out = Printer { color };
+    let out = Printer { color, width: None };
     let mut repl = match Repl::start(config, new_session, out) {
         Ok(r) => r,
         Err(e) => {
@@ -90,6 +94,11 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
     ] {
         editor.bind_sequence(key, EventHandler::Conditional(Box::new(ContinueLine)));
     }
+    let cancelled = Arc::new(AtomicBool::new(false));
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Char('D'), Modifiers::CTRL),
+        EventHandler::Conditional(Box::new(CancelForm(cancelled.clone()))),
+    );
     let mut history = HistoryFile::open(&mut editor, out);
 
     out.note(&format!(
@@ -100,6 +109,7 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
         if let Some(helper) = editor.helper_mut() {
             helper.names = repl.session_names();
         }
+        repl.out.width = editor.dimensions().map(|(columns, _)| usize::from(columns));
         match editor.readline(PROMPT) {
             Ok(input) => {
                 if input.trim().is_empty() {
@@ -108,6 +118,9 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
                 let _ = editor.add_history_entry(input.as_str());
                 history.append(&mut editor);
                 let program = strip_markers(&input);
+                if holds_no_form(&program) {
+                    continue;
+                }
                 if program.trim_start().starts_with(':') {
                     if repl.command(program.trim()) == Step::Quit {
                         break;
@@ -116,7 +129,12 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
                     repl.eval(&program, &Source::whole(&program));
                 }
             }
-            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Interrupted) => {
+                if cancelled.swap(false, Ordering::SeqCst) {
+                    out.note("(unfinished form cancelled)");
+                }
+                continue;
+            }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
                 out.error(&format!("cannot read input: {e}"));
@@ -178,6 +196,28 @@ impl ConditionalEventHandler for ContinueLine {
         let line = ctx.line();
         (ctx.pos() == line.len() && is_incomplete(line))
             .then(|| Cmd::Insert(1, format!("\n{MARKER}")))
+    }
+}
+
+/// True when `program` reads as zero forms (blank or only comments): such
+/// input is not a turn.
+fn holds_no_form(program: &str) -> bool {
+    !program.trim_start().starts_with(':')
+        && matches!(crate::reader::read_program(program), Ok(forms) if forms.is_empty())
+}
+
+/// Ctrl-D on a multi-line (unfinished) input: cancel it, as Ctrl-C would,
+/// and flag that it was Ctrl-D so the loop says so. On an empty line or a
+/// single-line input it does what it always does (exit / delete).
+struct CancelForm(Arc<AtomicBool>);
+
+impl ConditionalEventHandler for CancelForm {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        let line = ctx.line();
+        (line.contains('\n') && is_incomplete(line)).then(|| {
+            self.0.store(true, Ordering::SeqCst);
+            Cmd::Interrupt
+        })
     }
 }
 

@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::session::TurnError;
-use crate::value::{write_pr_bounded, Value};
+use crate::value::{pretty, PrettyOptions, Value};
 
-/// Results longer than this many characters are cut.
+/// Results longer than this many characters are cut (at an element).
 pub(super) const RESULT_CHARS: usize = 2_000;
 /// Results with more lines than this are cut.
 pub(super) const RESULT_LINES: usize = 50;
@@ -54,6 +54,9 @@ impl<'a> Source<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Printer {
     pub color: bool,
+    /// The terminal's columns: wider results are pretty-printed over
+    /// lines. `None`: one line (cut at an element when long).
+    pub width: Option<usize>,
 }
 
 impl Printer {
@@ -66,7 +69,7 @@ impl Printer {
 
     /// A result value, cut when long.
     pub fn value(&self, value: &Value) {
-        match result_text(value) {
+        match result_text(value, self.width) {
             (text, None) => self.line(&text),
             (text, Some(note)) => self.line(&format!("{text} {}", self.paint(DIM, &note))),
         }
@@ -85,7 +88,7 @@ impl Printer {
 
     /// The value of `(fail v)`.
     pub fn failed(&self, value: &Value) {
-        let (text, _) = result_text(value);
+        let (text, _) = result_text(value, self.width);
         let label = self.paint(YELLOW, "fail:");
         self.err_line(&format!(
             "{label} {text}\n{}",
@@ -149,35 +152,33 @@ fn caret_pad(line: &str, column: u32) -> String {
         .collect()
 }
 
-/// A value in Clojure notation, cut at [`RESULT_CHARS`] characters or
-/// [`RESULT_LINES`] lines, with a note saying how much there is.
-pub(super) fn result_text(value: &Value) -> (String, Option<String>) {
-    let mut text = String::new();
-    // Four bytes per character at most, plus one to see that more follows.
-    let complete = write_pr_bounded(&mut text, value, RESULT_CHARS * 4 + 1);
-    let mut cut = !complete;
-    if let Some((at, _)) = text.char_indices().nth(RESULT_CHARS) {
-        text.truncate(at);
-        cut = true;
-    }
-    if let Some((at, _)) = text.match_indices('\n').nth(RESULT_LINES - 1) {
-        text.truncate(at);
-        cut = true;
-    }
-    if !cut {
-        return (text, None);
-    }
-    text.push_str(" ...");
-    // `*1` is this value: the note names it so the user can look closer.
-    let size = match value {
-        Value::Str(s) => format!("; (count *1) = {} characters", s.chars().count()),
-        Value::Vector(v) | Value::List(v) => format!("; (count *1) = {} items", v.len()),
-        Value::Map(m) => format!("; (count *1) = {} entries", m.len()),
-        Value::Set(s) => format!("; (count *1) = {} items", s.len()),
-        _ => String::new(),
+/// A value in Clojure notation, pretty-printed to `width` (one line when
+/// `None`), stopped at an element boundary after [`RESULT_CHARS`]
+/// characters or [`RESULT_LINES`] lines, with a note saying how much of
+/// it was shown.
+pub(super) fn result_text(value: &Value, width: Option<usize>) -> (String, Option<String>) {
+    let shown = pretty(
+        value,
+        PrettyOptions {
+            width: width.unwrap_or(usize::MAX / 8),
+            max_lines: RESULT_LINES,
+            max_chars: RESULT_CHARS,
+        },
+    );
+    let Some(count) = shown.shown else {
+        return (shown.text, None);
     };
-    let note = format!("(truncated{size} — use :history or println to see more)");
-    (text, Some(note))
+    // `*1` is this value: the note names it so the user can look closer.
+    let of = match value {
+        Value::Str(s) => format!("{count} of {} characters", s.chars().count()),
+        Value::Vector(v) | Value::List(v) => format!("{count} of {} items", v.len()),
+        Value::Map(m) => format!("{count} of {} entries", m.len()),
+        Value::Set(s) => format!("{count} of {} items", s.len()),
+        _ => "part".to_string(),
+    };
+    let note =
+        format!("(truncated: {of} shown; *1 holds it all — use println or :history to see more)");
+    (shown.text, Some(note))
 }
 
 #[cfg(test)]
@@ -188,18 +189,29 @@ mod tests {
     #[test]
     fn short_results_are_whole() {
         let v = eval_str("[1 \"a\" {:b nil}]").unwrap();
-        assert_eq!(result_text(&v), ("[1 \"a\" {:b nil}]".to_string(), None));
+        assert_eq!(
+            result_text(&v, None),
+            ("[1 \"a\" {:b nil}]".to_string(), None)
+        );
     }
 
     #[test]
     fn long_results_are_cut_with_a_count() {
         let v = eval_str("(range 5000)").unwrap();
-        let (text, note) = result_text(&v);
-        assert!(text.ends_with(" ..."), "{text}");
-        assert!(text.chars().count() <= RESULT_CHARS + 4);
+        let (text, note) = result_text(&v, None);
+        assert!(text.ends_with(" ...]"), "{text}");
+        assert!(text.chars().count() <= RESULT_CHARS + 10);
+        // Cut between numbers, never inside one.
+        let shown: Vec<&str> = text[1..text.len() - 5].split(' ').collect();
+        for (i, n) in shown.iter().enumerate() {
+            assert_eq!(n.parse::<usize>().unwrap(), i, "{text}");
+        }
         assert_eq!(
             note.unwrap(),
-            "(truncated; (count *1) = 5000 items — use :history or println to see more)"
+            format!(
+                "(truncated: {} of 5000 items shown; *1 holds it all — use println or :history to see more)",
+                shown.len()
+            )
         );
     }
 

@@ -10,6 +10,7 @@ mod func;
 mod json;
 mod json_read;
 mod map;
+mod pretty;
 mod print;
 mod set;
 
@@ -22,6 +23,7 @@ pub use func::{Function, FunctionKind, NativeRef};
 pub use json::{from_json, has_json_form, to_json};
 pub use json_read::{from_json_checked, read_json_object, ReadError};
 pub use map::Map;
+pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
 pub use set::Set;
 
