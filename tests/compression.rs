@@ -822,7 +822,7 @@ fn trn_001_all_truncation_goes_through_to_clojure() {
     run(
         &mut s,
         &[(
-            "(def big {:a (range 10) :b \"x\" :c 3 :d 4}) (tool/search-reviews [1 2 3 4 5])",
+            "(def big {:a (range 10) :b \"x\" :c 3 :d 4}) (tool/search-reviews (apply str (repeat 100 \"x\")))",
             true,
         )],
     );

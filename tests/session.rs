@@ -588,6 +588,97 @@ fn session_tool_arguments_are_positional_or_named() {
 }
 
 #[test]
+fn session_tool_arguments_are_checked_against_the_signature() {
+    let calls = Arc::new(Mutex::new(0));
+    let count = calls.clone();
+    let mut s = Session::new();
+    s.register_tool(
+        "search",
+        "(query :string, limit :int?, opts {min :float, tags [:keyword]}?) -> [:string]",
+        "",
+        move |_| {
+            *count.lock().unwrap() += 1;
+            Ok(Value::vector([]))
+        },
+    )
+    .unwrap();
+    // An integer is a valid :float; nil is a valid optional argument.
+    ok(&mut s, "(tool/search \"a\" nil {:min 1 :tags [:x]})");
+    ok(
+        &mut s,
+        "(tool/search {:query \"a\" :limit 5 :opts {:min 0.5 :tags []}})",
+    );
+    for (program, message) in [
+        (
+            "(tool/search 42)",
+            "Tool `search`: argument `query` expected a string, got integer 42",
+        ),
+        (
+            "(tool/search \"a\" 2.0)",
+            "Tool `search`: argument `limit` expected an integer or nil, got float 2.0",
+        ),
+        (
+            "(tool/search {:query \"a\" :limit \"5\"})",
+            "Tool `search`: argument `limit` expected an integer or nil, got string \"5\"",
+        ),
+        (
+            "(tool/search \"a\" 1 {:min \"low\" :tags []})",
+            "Tool `search`: argument `opts.min` expected a number, got string \"low\"",
+        ),
+        (
+            "(tool/search \"a\" 1 {:min 1 :tags [:a \"b\"]})",
+            "Tool `search`: argument `opts.tags[1]` expected a keyword, got string \"b\"",
+        ),
+        (
+            "(tool/search \"a\" 1 {:tags []})",
+            "Tool `search`: argument `opts.min` is missing (expected a number)",
+        ),
+    ] {
+        let (code, text) = err(&mut s, program);
+        assert_eq!(code, "tool-error", "{program}");
+        assert!(text.contains(message), "{program}: {text}");
+        assert!(text.contains("hint: call it as (tool/search"), "{text}");
+    }
+    assert_eq!(
+        *calls.lock().unwrap(),
+        2,
+        "a rejected call never reaches the handler"
+    );
+}
+
+#[test]
+fn session_a_tool_result_that_breaks_its_signature_is_the_tools_error() {
+    let mut s = Session::new();
+    s.register_tool("names", "-> [:string]", "", |_| {
+        Ok(Value::vector([Value::from("a"), Value::Int(2)]))
+    })
+    .unwrap();
+    s.register_tool("total", "-> :float", "", |_| Ok(Value::Int(3)))
+        .unwrap();
+    let (code, text) = err(&mut s, "(tool/names)");
+    assert_eq!(code, "tool-error");
+    assert!(
+        text.contains(
+            "Tool `names` broke its own signature: it declares `-> [:string]` but returned a value that does not match (at `[1]` expected a string, got integer 2)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("the tool is at fault, not your program"),
+        "{text}"
+    );
+    assert_eq!(
+        s.turns()[0].tool_calls[0]
+            .error
+            .as_deref()
+            .map(|e| e.contains("broke its own signature")),
+        Some(true)
+    );
+    // An integer where a float is declared is fine.
+    ok(&mut s, "(tool/total)");
+}
+
+#[test]
 fn session_tool_errors_fail_the_turn_and_are_recorded() {
     let mut s = Session::new();
     s.register_tool(

@@ -32,6 +32,7 @@ pub mod serde_value;
 mod signature;
 mod tool;
 mod turn;
+pub mod typecheck;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;

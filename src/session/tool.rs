@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::signature::{Signature, SignatureError};
+use super::typecheck::{check, type_source, Mismatch};
 use crate::error::{Error, ErrorKind};
 use crate::eval::ToolContext;
 use crate::value::{ArcStr, Map, Value};
@@ -89,8 +90,10 @@ impl Tool {
         &self.spec.name
     }
 
-    /// Bind the arguments of a call and run the handler. Panics in the
-    /// handler become tool errors.
+    /// Bind and type-check the arguments of a call ([`bind_args`]), run
+    /// the handler, and check its result against the declared return
+    /// type (a mismatch is the tool's error). Panics in the handler
+    /// become tool errors.
     ///
     /// The call counts against the program's time: past the deadline of
     /// `context` (or with its interrupt flag set) the handler is not
@@ -113,7 +116,20 @@ impl Tool {
             return Err(context.timeout_error());
         }
         match outcome {
-            Ok(Ok(v)) => Ok(v),
+            Ok(Ok(v)) => match check(self.spec.signature.returns(), &v) {
+                Ok(()) => Ok(v),
+                Err(m) => Err(Error::new(
+                    ErrorKind::Tool,
+                    format!(
+                        "Tool `{}` broke its own signature: it declares `-> {}` but returned a value that does not match ({m})",
+                        self.spec.name,
+                        type_source(self.spec.signature.returns())
+                    ),
+                )
+                .with_hint(
+                    "the tool is at fault, not your program: do not retry the same call; work around the tool or report the problem",
+                )),
+            },
             // A message that already names the tool (command tools write
             // "Tool `x` timed out ...") is not prefixed a second time.
             Ok(Err(message)) if message.starts_with(&format!("Tool `{}` ", self.spec.name)) => {
@@ -252,8 +268,11 @@ fn key_name(k: &Value) -> Option<&str> {
 /// the unknown keys and the expected ones. More positional arguments than
 /// parameters is an error, except for a tool that declares no parameters,
 /// which receives whatever was passed. Required parameters (those not
-/// marked `?`) must be present and not nil; types are documentation and
-/// are not checked. The handler receives both views: [`ToolArgs::named`] (a map
+/// marked `?`) must be present and not nil, and each argument given must
+/// have its parameter's type (the rules of [`super::typecheck`]: an
+/// integer is a valid `:float`, a float never an `:int`); a mismatch is an
+/// error naming the tool, the argument and the expected type. The handler
+/// receives both views: [`ToolArgs::named`] (a map
 /// with the arguments by name) and [`ToolArgs::positional`] (the arguments
 /// exactly as written).
 pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
@@ -330,7 +349,38 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
             ));
         }
     }
+    for p in params {
+        match named.get(&Value::keyword(&p.name)) {
+            Some(v) if !v.is_nil() => {
+                check(&p.ty, v).map_err(|m| tool_error(argument_mismatch(spec, p, &m), spec))?
+            }
+            _ => {}
+        }
+    }
     Ok(ToolArgs::new(named, positional))
+}
+
+/// ``Tool `search`: argument `limit` expected an integer, got string "5"``;
+/// inside the argument, the path is joined to its name (`opts.min`,
+/// `ids[2]`).
+fn argument_mismatch(spec: &ToolSpec, param: &super::Param, m: &Mismatch) -> String {
+    let mut at = param.name.clone();
+    if !m.path.is_empty() {
+        if !m.path.starts_with('[') {
+            at.push('.');
+        }
+        at.push_str(&m.path);
+    }
+    match &m.actual {
+        Some(actual) => format!(
+            "Tool `{}`: argument `{at}` expected {}, got {actual}",
+            spec.name, m.expected
+        ),
+        None => format!(
+            "Tool `{}`: argument `{at}` is missing (expected {})",
+            spec.name, m.expected
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -67,8 +67,14 @@ impl Printer {
         self.out[self.line_start..].chars().count()
     }
 
+    /// No further element may start (on this line).
     fn exhausted(&self) -> bool {
-        self.lines >= self.options.max_lines || self.chars >= self.options.max_chars
+        self.lines > self.options.max_lines || self.chars >= self.options.max_chars
+    }
+
+    /// A line break would pass the line budget.
+    fn last_line(&self) -> bool {
+        self.lines >= self.options.max_lines
     }
 
     fn push(&mut self, text: &str) {
@@ -174,6 +180,11 @@ impl Printer {
                 let room = self.options.width.saturating_sub(self.column() + 1);
                 match fill.then(|| Self::flat(item, room)).flatten() {
                     Some(_) => self.push(" "),
+                    None if self.last_line() => {
+                        self.push(" ");
+                        self.stop(i, depth);
+                        break;
+                    }
                     None => self.newline(indent),
                 }
             }
@@ -200,6 +211,11 @@ impl Printer {
         for (i, (k, v)) in m.iter().enumerate() {
             if i > 0 {
                 self.push(",");
+                if self.last_line() {
+                    self.push(" ");
+                    self.stop(i, depth);
+                    break;
+                }
                 self.newline(indent);
             }
             if self.exhausted() {

@@ -105,9 +105,10 @@ const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // `name=value`, `name: value`, `"name": "value"` (also with
         // escaped quotes, inside a JSON string): a quoted value up to its
         // closing quote, an unquoted one up to a space or a delimiter;
-        // never another name (`token: password: x` redacts `x`).
+        // never another name (`token: password: x` redacts `x`, and
+        // `token = "api_key": "x"` too).
         "assignment",
-        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')[^'\n]{3,}(?=')|(?!<REDACTED>)(?!{name}\s*[:=])(?!(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
+        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?!{name}\s*[:=])(?!(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
     ),
     (
         // `pwd=...`, except a directory (`PWD=/home/me`).
@@ -314,6 +315,18 @@ mod tests {
             "my password: hunter22 ok",
             "the original is unchanged"
         );
+    }
+
+    #[test]
+    fn a_quoted_secret_name_is_a_key_not_a_value() {
+        // Found by the property test: the name after `token = ` is the
+        // key of the next pair, whose value is the secret.
+        let r = Redactor::default();
+        assert_eq!(
+            r.redact(r#"token = "api_key": " ^0AAaA0" "#),
+            r#"token = "api_key": "<REDACTED>" "#
+        );
+        assert_eq!(r.redact(r#"token = "abc123x""#), r#"token = "<REDACTED>""#);
     }
 
     #[test]
