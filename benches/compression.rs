@@ -17,7 +17,7 @@ fn session() -> Session {
         "(id :int) -> {id :int, name :string, tags [:string]}",
         "Look up a record",
         |args| {
-            let id = args.int("id").unwrap_or(0);
+            let id = args.i64("id").unwrap_or(0);
             Ok(from_json(&serde_json::json!({
                 "id": id,
                 "name": format!("record number {id} with a longer descriptive name"),

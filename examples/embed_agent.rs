@@ -22,11 +22,12 @@ fn main() {
             "exchange-rate",
             "(from :string, to :string) -> :float",
             "The exchange rate between two currencies",
-            |args| match (args.str("from"), args.str("to")) {
-                (Some("EUR"), Some("USD")) => Ok(Value::Float(1.08)),
-                (Some("GBP"), Some("USD")) => Ok(Value::Float(1.27)),
-                (Some(from), Some(to)) => Err(format!("no rate from {from} to {to}")),
-                _ => Err("both currencies are needed".to_string()),
+            // The signature is checked before the call, and the typed
+            // accessors name the argument in their errors.
+            |args| match (args.str("from")?, args.str("to")?) {
+                ("EUR", "USD") => Ok(Value::Float(1.08)),
+                ("GBP", "USD") => Ok(Value::Float(1.27)),
+                (from, to) => Err(format!("no rate from {from} to {to}")),
             },
         )
         .expect("a valid signature");

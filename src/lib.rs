@@ -51,7 +51,7 @@
 //! let mut session = Session::new();
 //! session
 //!     .register_tool("price", "(sku :string) -> :int", "Price of a product in cents", |args| {
-//!         Ok(Value::Int(if args.str("sku") == Some("A-1") { 1200 } else { 0 }))
+//!         Ok(Value::Int(if args.str("sku")? == "A-1" { 1200 } else { 0 }))
 //!     })
 //!     .unwrap();
 //! let turn = session.eval(r#"(def a1 (tool/price "A-1")) (println "A-1 costs" a1)"#);

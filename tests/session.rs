@@ -745,3 +745,83 @@ fn session_interrupt_stops_a_running_turn() {
     let (code, _) = err(&mut s, "(loop [] (recur))");
     assert_eq!(code, "interrupted");
 }
+
+#[test]
+fn session_tool_args_typed_accessors_name_the_argument() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut s = Session::new();
+    s.register_tool(
+        "book",
+        "(room :string, nights :int, rate :float, late :bool?, guest {name :string}?) -> :any",
+        "",
+        move |args| {
+            #[derive(serde::Deserialize, Debug)]
+            struct Guest {
+                name: String,
+            }
+            let guest: Option<Guest> = args.get("guest")?;
+            log.lock().unwrap().push(format!(
+                "{} {} {} {:?} {:?}",
+                args.str("room")?,
+                args.i64("nights")?,
+                args.f64("rate")?,
+                args.get::<Option<bool>>("late")?,
+                guest.map(|g| g.name),
+            ));
+            // Asking for the wrong type is the handler's own mistake, and
+            // the message says which argument.
+            if args.str("nights").is_ok() || args.bool("rate").is_ok() {
+                return Err("typed accessors must reject other types".into());
+            }
+            Err(args.bool("late").unwrap_err())
+        },
+    )
+    .unwrap();
+    let (_, text) = err(&mut s, "(tool/book \"12A\" 2 99)");
+    assert_eq!(*seen.lock().unwrap(), ["12A 2 99 None None"]);
+    assert!(text.contains("argument `late` is missing"), "{text}");
+    let (_, text) = err(
+        &mut s,
+        "(tool/book {:room \"1\" :nights 1 :rate 1.5 :late true :guest {:name \"Ann\"}})",
+    );
+    assert_eq!(seen.lock().unwrap()[1], "1 1 1.5 Some(true) Some(\"Ann\")");
+    assert!(text.contains("Tool `book` failed: "), "{text}");
+}
+
+#[test]
+fn session_data_from_serialize_and_json_text_are_checked() {
+    #[derive(serde::Serialize)]
+    struct Row {
+        id: u64,
+        tags: Vec<&'static str>,
+    }
+    let mut s = Session::new();
+    s.set_data_from(
+        "rows",
+        &vec![Row {
+            id: 7,
+            tags: vec!["a"],
+        }],
+    )
+    .unwrap()
+    .set_data_from("raw", &serde_json::json!({"k": [1, 2]}))
+    .unwrap()
+    .set_data_json_str(r#"{"rate": 1.5, "names": ["x", "y"]}"#)
+    .unwrap();
+    assert_eq!(
+        ok(&mut s, "[(:id (first data/rows)) (:tags (first data/rows)) (:k data/raw) data/rate data/names]"),
+        "[7 [\"a\"] [1 2] 1.5 [\"x\" \"y\"]]"
+    );
+    // Exact integers: beyond 64 bits is an error with the path.
+    let e = s.set_data_from("big", &vec![1u64, u64::MAX]).unwrap_err();
+    assert!(e.message().contains("data/big[1]"), "{}", e.message());
+    let e = s.set_data_json_str("{\"a\": [1,}").unwrap_err();
+    assert!(e.message().contains("not valid JSON"), "{}", e.message());
+    let e = s.set_data_json_str("[1]").unwrap_err();
+    assert!(
+        e.message().contains("must be a JSON object"),
+        "{}",
+        e.message()
+    );
+}

@@ -204,6 +204,67 @@ impl Session {
         Ok(self)
     }
 
+    /// Bind `data/name` to any serializable value, through its JSON form
+    /// (a `serde_json::Value`, a struct of your own, a `Vec`, ...): objects
+    /// become maps with keyword keys, arrays vectors. Checked like
+    /// [`Session::set_data_json`]: an integer beyond 64 bits or a value over
+    /// the size limit is an error naming its path (`data/name[3]`).
+    ///
+    /// ```
+    /// use ptc_lisp::session::Session;
+    ///
+    /// #[derive(serde::Serialize)]
+    /// struct Order { id: u32, total: f64 }
+    ///
+    /// let mut session = Session::new();
+    /// session.set_data_from("orders", &vec![Order { id: 1, total: 9.5 }]).unwrap();
+    /// session.set_data_from("limits", &serde_json::json!({"max": 3})).unwrap();
+    /// let turn = session.eval("[(:total (first data/orders)) (:max data/limits)]");
+    /// assert_eq!(ptc_lisp::value::pr_str(turn.result().unwrap()), "[9.5 3]");
+    /// ```
+    pub fn set_data_from<T: serde::Serialize + ?Sized>(
+        &mut self,
+        name: &str,
+        value: &T,
+    ) -> Result<&mut Self> {
+        let json = serde_json::to_value(value).map_err(|e| {
+            Error::new(
+                ErrorKind::Type,
+                format!("data/{name} has no JSON form: {e}"),
+            )
+        })?;
+        let mut object = serde_json::Map::new();
+        object.insert(name.to_string(), json);
+        self.set_data_json(&serde_json::Value::Object(object))
+    }
+
+    /// Bind each key of a JSON object given as text (what `ptc --data`
+    /// reads) as `data/key`, in order, with the checks of
+    /// [`Session::set_data_json`]; a syntax error names its line and column.
+    ///
+    /// ```
+    /// let mut session = ptc_lisp::session::Session::new();
+    /// session.set_data_json_str(r#"{"rate": 1.08, "ids": [1, 2]}"#).unwrap();
+    /// assert!(session.set_data_json_str("[1, 2]").is_err());
+    /// ```
+    pub fn set_data_json_str(&mut self, text: &str) -> Result<&mut Self> {
+        let fields =
+            crate::value::read_json_object(text.as_bytes(), "data/", self.limits.max_collection)
+                .map_err(|e| match e {
+                    crate::value::ReadError::Rule(e) => e,
+                    crate::value::ReadError::Syntax(m) => Error::new(
+                        ErrorKind::Type,
+                        format!("Input data is not valid JSON: {m}"),
+                    ),
+                    crate::value::ReadError::NotAnObject(m) => Error::new(
+                        ErrorKind::Type,
+                        format!("Input data must be a JSON object: {m}"),
+                    ),
+                })?;
+        self.set_data_fields(fields);
+        Ok(self)
+    }
+
     /// The registered tools, in registration order.
     pub fn tools(&self) -> &[Tool] {
         &self.tools

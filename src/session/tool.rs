@@ -197,25 +197,92 @@ impl ToolArgs {
         &self.positional
     }
 
-    /// The argument called `name` (keyword or string key), if given.
-    pub fn get(&self, name: &str) -> Option<&Value> {
+    /// The argument called `name` (keyword or string key) as given, if
+    /// given and not nil.
+    pub fn value(&self, name: &str) -> Option<&Value> {
         self.named
             .get_flexible(&Value::keyword(name))
             .filter(|v| !v.is_nil())
     }
 
-    /// The argument called `name` if it is a string.
-    pub fn str(&self, name: &str) -> Option<&str> {
-        self.get(name).and_then(Value::as_str)
-    }
-
-    /// The argument called `name` if it is an integer.
-    pub fn int(&self, name: &str) -> Option<i64> {
-        match self.get(name) {
-            Some(Value::Int(n)) => Some(*n),
-            _ => None,
+    /// The string argument `name`. The error names the argument: it is
+    /// missing, or not a string. Handlers return `Result<Value, String>`,
+    /// so `args.str("query")?` hands the error to the program.
+    pub fn str(&self, name: &str) -> Result<&str, String> {
+        match self.required(name)? {
+            Value::Str(s) => Ok(s),
+            other => Err(wrong_type(name, "a string", other)),
         }
     }
+
+    /// The integer argument `name` (a float is not an integer).
+    pub fn i64(&self, name: &str) -> Result<i64, String> {
+        match self.required(name)? {
+            Value::Int(n) => Ok(*n),
+            other => Err(wrong_type(name, "an integer", other)),
+        }
+    }
+
+    /// The number argument `name`, as a float (an integer is a valid
+    /// float, as in signatures).
+    pub fn f64(&self, name: &str) -> Result<f64, String> {
+        match self.required(name)? {
+            Value::Float(f) => Ok(*f),
+            Value::Int(n) => Ok(*n as f64),
+            other => Err(wrong_type(name, "a number", other)),
+        }
+    }
+
+    /// The boolean argument `name`.
+    pub fn bool(&self, name: &str) -> Result<bool, String> {
+        match self.required(name)? {
+            Value::Bool(b) => Ok(*b),
+            other => Err(wrong_type(name, "a boolean", other)),
+        }
+    }
+
+    /// The argument `name` deserialized from its JSON form (keywords as
+    /// strings, sets and lists as arrays): any `T: DeserializeOwned`, such
+    /// as a struct of the tool's own. A missing or nil argument is JSON
+    /// `null`, so `get::<Option<T>>` reads an optional argument.
+    ///
+    /// ```
+    /// use ptc_lisp::session::ToolArgs;
+    /// use ptc_lisp::value::{Map, Value};
+    ///
+    /// #[derive(serde::Deserialize)]
+    /// struct Range { from: i64, to: i64 }
+    ///
+    /// let mut named = Map::new();
+    /// named.insert(Value::keyword("range"), ptc_lisp::eval::eval_str("{:from 1 :to 5}").unwrap());
+    /// let args = ToolArgs::new(named, vec![]);
+    /// let range: Range = args.get("range").unwrap();
+    /// assert_eq!((range.from, range.to), (1, 5));
+    /// assert_eq!(args.get::<Option<String>>("note").unwrap(), None);
+    /// assert_eq!(
+    ///     args.get::<String>("range").unwrap_err(),
+    ///     "argument `range`: invalid type: map, expected a string"
+    /// );
+    /// ```
+    pub fn get<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, String> {
+        let json = self
+            .value(name)
+            .map_or(serde_json::Value::Null, crate::value::to_json);
+        serde_json::from_value(json).map_err(|e| format!("argument `{name}`: {e}"))
+    }
+
+    fn required(&self, name: &str) -> Result<&Value, String> {
+        self.value(name)
+            .ok_or_else(|| format!("argument `{name}` is missing"))
+    }
+}
+
+/// ``argument `limit` must be an integer, got string "5"``.
+fn wrong_type(name: &str, expected: &str, got: &Value) -> String {
+    format!(
+        "argument `{name}` must be {expected}, got {}",
+        super::typecheck::describe(got)
+    )
 }
 
 fn tool_error(message: String, spec: &ToolSpec) -> Error {

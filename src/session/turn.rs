@@ -14,6 +14,11 @@ use crate::value::Value;
 
 /// One turn: the program the model wrote and everything its run produced.
 ///
+/// Every part of a turn is a public field, read directly
+/// (`turn.prints`, `turn.tool_calls`, `turn.outcome`); the few methods are
+/// views computed from those fields (`result()` and `error()` look inside
+/// `outcome`), never a second way to reach a stored part.
+///
 /// Values are serialized in the tagged JSON form of
 /// [`serde_value`](crate::session::serde_value), so a turn round-trips through JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -161,7 +161,7 @@ fn expected(ty: &Type) -> String {
 /// A value as the feedback shows it: its type, then the value itself,
 /// stopped at an element after about 60 characters with its size
 /// (`integer 3`, `string "abc"`, `vector [0 1 2 ... ...] (100 items)`).
-fn describe(value: &Value) -> String {
+pub(crate) fn describe(value: &Value) -> String {
     if value.is_nil() {
         return "nil".to_string();
     }
