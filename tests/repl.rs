@@ -180,10 +180,10 @@ fn env_lists_tools_data_and_definitions_with_types() {
         ";; === tool/ ===",
         "tool/stock (item :string) -> :int ; Units in stock",
         ";; === data/ ===",
-        "data/users                       ; list[2]",
+        "data/users                       ; vector[2]",
         "data/limit                       ; integer",
         ";; === user/ ===",
-        "names                            ; = list[2]",
+        "names                            ; = vector[2]",
         "(f [x])                          ; -> integer",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");
@@ -203,7 +203,7 @@ fn context_renders_the_next_prompt() {
         context,
         "Count the things\n\n\
          ;; === user/ (your prelude) ===\n\
-         things                           ; = list[3], sample: 1\n\n\
+         things                           ; = vector[3], sample: 1\n\n\
          ;; Output:\nthree\n\n\
          Turns left: 8\n"
     );

@@ -9,11 +9,11 @@
 //! (tool/search query)              ; query:string -> [string] -- Search docs
 //!
 //! ;; === data/ ===
-//! data/products                    ; list[7], sample: {:name "Laptop"}
+//! data/products                    ; vector[7], sample: {:name "Laptop"}
 //!
 //! ;; === user/ (your prelude) ===
-//! (top-n [n])                      ; "Best n products" -> list[3]
-//! electronics                      ; = list[4], sample: {:name "Laptop"}
+//! (top-n [n])                      ; "Best n products" -> vector[3]
+//! electronics                      ; = vector[4], sample: {:name "Laptop"}
 //!
 //! ;; Tool calls made:
 //! ;   search("laptops")

@@ -185,12 +185,18 @@ impl Writer<'_> {
     }
 }
 
-/// The type label of a value (TYP-001..012): `list[3]`, `map[0]`,
-/// `set[2]`, `string`, `integer`, `float`, `boolean`, `keyword`, `nil`,
-/// `#fn[...]`.
+/// The type label of a value (TYP-001..012): `vector[3]`, `list[2]`,
+/// `map[0]`, `set[2]`, `string`, `integer`, `float`, `boolean`,
+/// `keyword`, `nil`, `#fn[...]`.
+///
+/// Vectors and lists have labels of their own, unlike TYP-001/TYP-002
+/// (which call every sequence a `list`): the model writes Clojure, where
+/// `[1 2 3]` is a vector, and `conj` adds to the end of one and the front
+/// of the other.
 pub fn type_label(value: &Value) -> String {
     match value {
-        Value::Vector(items) | Value::List(items) => format!("list[{}]", items.len()),
+        Value::Vector(items) => format!("vector[{}]", items.len()),
+        Value::List(items) => format!("list[{}]", items.len()),
         Value::Map(m) => format!("map[{}]", m.len()),
         Value::Set(s) => format!("set[{}]", s.len()),
         Value::Native(_) | Value::Fn(_) => "#fn[...]".to_string(),
