@@ -855,7 +855,7 @@ fn trn_002_samples_use_limit_3_and_printable_80() {
         "(def m {:a 1 :b 2 :c 3 :d 4}) (def s (apply str (map (fn [_] \"y\") (range 100))))",
     ]);
     assert!(
-        text.contains("; = map[4], sample: {:a 1, :b 2, :c 3 ...} (4 items, showing first 3)"),
+        text.contains("; = map[4], sample: {:a 1, :b 2, :c 3 ...} (first 3 of 4 items)"),
         "{text}"
     );
     assert!(
@@ -877,18 +877,21 @@ fn trn_003_tool_call_args_use_limit_3_and_printable_60() {
     );
     assert!(
         failed.contains(
-            "send-email({:to \"a\", :subject \"b\", :body \"c\" ...} (4 items, showing first 3))"
+            "send-email({:to \"a\", :subject \"b\", :body \"c\" ...} (first 3 of 4 items))"
         ),
         "{failed}"
     );
 }
 
+// TRN-004 words the note `(N items, showing first M)`; next to a label
+// such as `vector[7]` that reads as if a count were being corrected, so
+// the note is `(first M of N items)` (ARCHITECTURE.md, decisions).
 #[test]
 fn trn_004_truncated_collections_say_how_many_items() {
     use compression::format::FormatOptions;
     assert_eq!(
         fmt("(range 5)", FormatOptions::SAMPLE),
-        "[0 1 2 ...] (5 items, showing first 3)"
+        "[0 1 2 ...] (first 3 of 5 items)"
     );
     assert_eq!(fmt("#{1}", FormatOptions::SAMPLE), "#{1}");
     assert_eq!(fmt("[[1 2 3 4]]", FormatOptions::SAMPLE), "[[1 2 3 ...]]");
@@ -981,7 +984,7 @@ fn sam_003_samples_use_clojure_syntax() {
     let text = after(&["(def m {:status :active :tags #{\"a\"} :n nil :xs [1.5 \"s\"]})"]);
     assert!(
         text.contains(
-            "sample: {:status :active, :tags #{\"a\"}, :n nil ...} (4 items, showing first 3)"
+            "sample: {:status :active, :tags #{\"a\"}, :n nil ...} (first 3 of 4 items)"
         ),
         "{text}"
     );
@@ -1048,7 +1051,7 @@ fn tc_004_tool_results_are_not_shown_when_bound_or_printed() {
 #[test]
 fn tc_005_tool_results_stored_with_def_appear_in_the_user_section() {
     let (_, text) = shop_after(&[("(def inv (tool/get-inventory))", true)], 5);
-    assert!(text.contains("\ninv                              ; = map[7], sample: {:Laptop 23, :Mouse 0, :Monitor 5 ...} (7 items, showing first 3)\n"), "{text}");
+    assert!(text.contains("\ninv                              ; = map[7], sample: {:Laptop 23, :Mouse 0, :Monitor 5 ...} (first 3 of 7 items)\n"), "{text}");
 }
 
 #[test]

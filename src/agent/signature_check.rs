@@ -157,8 +157,8 @@ fn expected(ty: &Type) -> String {
 }
 
 /// A value as the feedback shows it: its type, then the value itself cut
-/// short (`integer 3`, `string "abc"`, `vector [1 2 3 ...] (5 items,
-/// showing first 3)`).
+/// short (`integer 3`, `string "abc"`, `vector [1 2 3 ...] (first 3 of
+/// 5 items)`).
 fn describe(value: &Value) -> String {
     match value {
         Value::Nil => "nil".to_string(),

@@ -3,7 +3,7 @@
 //!
 //! Truncation rules: a collection shows at most `limit` items, then `...`;
 //! the outermost truncated collection is followed by
-//! ` (N items, showing first M)`. A string longer than `printable_limit`
+//! ` (first M of N items)`. A string longer than `printable_limit`
 //! characters is cut there and ends with `...` inside its quotes. Nested
 //! collections share one budget of `printable_limit` characters: once the
 //! text is that long, later items are left out as `...` (the first item of
@@ -54,7 +54,7 @@ const MAX_DEPTH: usize = 64;
 /// let v = Value::vector((1..=5).map(Value::Int));
 /// assert_eq!(
 ///     to_clojure(&v, FormatOptions::SAMPLE),
-///     ("[1 2 3 ...] (5 items, showing first 3)".to_string(), true)
+///     ("[1 2 3 ...] (first 3 of 5 items)".to_string(), true)
 /// );
 /// ```
 pub fn to_clojure(value: &Value, opts: FormatOptions) -> (String, bool) {
@@ -75,7 +75,7 @@ pub fn write_clojure(out: &mut String, value: &Value, opts: FormatOptions) -> bo
     };
     let top_note = w.value(value, 0);
     if let Some((total, shown)) = top_note {
-        let _ = write!(w.out, " ({total} items, showing first {shown})");
+        let _ = write!(w.out, " (first {shown} of {total} items)");
     }
     w.truncated
 }
@@ -258,21 +258,21 @@ mod tests {
     fn collections_and_strings_are_cut() {
         assert_eq!(
             fmt("(range 10)", 3, 80),
-            "[0 1 2 ...] (10 items, showing first 3)"
+            "[0 1 2 ...] (first 3 of 10 items)"
         );
         assert_eq!(
             fmt("'(0 1 2 3)", 3, 80),
-            "(0 1 2 ...) (4 items, showing first 3)"
+            "(0 1 2 ...) (first 3 of 4 items)"
         );
-        assert!(fmt("#{1 2 3 4}", 3, 80).ends_with(" ...} (4 items, showing first 3)"));
+        assert!(fmt("#{1 2 3 4}", 3, 80).ends_with(" ...} (first 3 of 4 items)"));
         assert_eq!(
             fmt("{:a 1 :b 2 :c 3 :d 4}", 2, 80),
-            "{:a 1, :b 2 ...} (4 items, showing first 2)"
+            "{:a 1, :b 2 ...} (first 2 of 4 items)"
         );
         assert_eq!(fmt("[[1 2 3 4] 5]", 3, 80), "[[1 2 3 ...] 5]");
         assert_eq!(fmt("\"very long string here\"", 3, 10), "\"very long ...\"");
         assert_eq!(fmt("\"a\\nb\"", 3, 10), "\"a\\nb\"");
-        assert_eq!(fmt("[1 2]", 0, 10), "[...] (2 items, showing first 0)");
+        assert_eq!(fmt("[1 2]", 0, 10), "[...] (first 0 of 2 items)");
     }
 
     #[test]
