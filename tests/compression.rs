@@ -277,7 +277,7 @@ fn api_002_strategy_with_options() {
     assert_eq!((stats.tool_calls_shown, stats.tool_calls_dropped), (2, 1));
     assert!(messages[1]
         .content
-        .contains(";; Output:\nLaptop, Monitor, Keyboard\n"));
+        .contains(";; Output:\n;   ... 1 earlier println call omitted\nLaptop, Monitor, Keyboard\n"));
     // Options a custom strategy reads arrive in the context.
     let json: CompressionOptions =
         serde_json::from_str(r#"{"println_limit": 10, "my_option": "value"}"#).unwrap();
@@ -926,7 +926,7 @@ fn trn_006_println_limit_counts_calls_not_lines() {
     let (messages, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
     assert_eq!((stats.printlns_total, stats.printlns_shown), (3, 2));
     assert!(messages[1].content.contains(
-        ";; Output:\ncall 1\nsecond line\nthird line\ncall 2\nsecond line\nthird line\n\n"
+        ";; Output:\n;   ... 1 earlier println call omitted\ncall 1\nsecond line\nthird line\ncall 2\nsecond line\nthird line\n\n"
     ));
 }
 
@@ -946,7 +946,10 @@ fn trn_010_oldest_printlns_are_dropped_first() {
         "(doseq [i (range 15)] (println \"later\" i))",
     ]);
     assert!(!text.contains("first"), "{text}");
-    assert!(text.contains(";; Output:\nlater 0\n"), "{text}");
+    assert!(
+        text.contains(";; Output:\n;   ... 1 earlier println call omitted\nlater 0\n"),
+        "{text}"
+    );
 }
 
 // ---- Samples vs output ----
@@ -1017,7 +1020,14 @@ fn tc_002_tool_calls_are_limited_by_tool_call_limit() {
         ..Default::default()
     });
     let (messages, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
-    assert_eq!(messages[1].content.matches("\n;   ").count(), 1);
+    assert!(
+        messages[1].content.contains(
+            ";; Tool calls made:\n;   ... 2 earlier tool calls omitted\n;   get-inventory()\n"
+        ),
+        "{}",
+        messages[1].content
+    );
+    assert_eq!(messages[1].content.matches("\n;   ").count(), 2);
     assert_eq!(stats.tool_calls_dropped, 2);
 }
 
@@ -1079,8 +1089,32 @@ fn tc_007_oldest_tool_calls_are_dropped_first() {
     let text = user(&s, 5);
     assert!(!text.contains("oldest"), "{text}");
     assert!(
-        text.contains(";; Tool calls made:\n;   search-reviews(\"n0\")"),
+        text.contains(
+            ";; Tool calls made:\n;   ... 1 earlier tool call omitted\n;   search-reviews(\"n0\")"
+        ),
         "{text}"
+    );
+}
+
+#[test]
+fn a_failed_turn_says_how_many_of_its_printed_calls_were_omitted() {
+    let mut s = Session::new();
+    run(
+        &mut s,
+        &[("(doseq [i (range 5)] (println \"p\" i)) (+ 1 \"x\")", false)],
+    );
+    let c = RenderContext::new("m").with_options(&CompressionOptions {
+        println_limit: 2,
+        ..Default::default()
+    });
+    let (messages, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
+    assert_eq!(stats.printlns_dropped, 3);
+    assert!(
+        messages[3]
+            .content
+            .contains(";; Output:\n;   ... 3 earlier println calls omitted\np 3\np 4\n"),
+        "{}",
+        messages[3].content
     );
 }
 

@@ -88,7 +88,7 @@ impl Compression for SingleUserCoalesced {
                 let skip = calls.len().saturating_sub(ctx.tool_call_limit);
                 stats.tool_calls_shown += calls.len() - skip;
                 section(&mut out);
-                write_tool_calls(&mut out, &calls[skip..]);
+                write_tool_calls(&mut out, &calls[skip..], skip);
             } else if !ctx.tools.is_empty() {
                 section(&mut out);
                 out.push_str(";; No tool calls made");
@@ -104,7 +104,7 @@ impl Compression for SingleUserCoalesced {
                 let skip = prints.len().saturating_sub(ctx.println_limit);
                 stats.printlns_shown += prints.len() - skip;
                 section(&mut out);
-                write_output(&mut out, &prints[skip..]);
+                write_output(&mut out, &prints[skip..], skip);
             }
         }
 
@@ -274,9 +274,12 @@ fn write_user_section(out: &mut String, memory: &Memory, turns: &[Turn]) {
 /// `;; Tool calls made:` and one `;   name(args)` line per call
 /// (FMT-011, FMT-012, TC-003). A call from a turn that printed nothing
 /// whose result no `def` of that turn holds also shows ` -> result`
-/// (TC-006, AMB-005); a failed call shows its error.
-fn write_tool_calls(out: &mut String, calls: &[(&Turn, &ToolCall)]) {
+/// (TC-006, AMB-005); a failed call shows its error. When `omitted`
+/// older calls were dropped for `tool_call_limit` (TC-007), a first line
+/// says how many.
+fn write_tool_calls(out: &mut String, calls: &[(&Turn, &ToolCall)], omitted: usize) {
     out.push_str(";; Tool calls made:");
+    write_omitted(out, omitted, "tool call");
     for (turn, call) in calls {
         out.push_str("\n;   ");
         out.push_str(&call.name);
@@ -310,11 +313,23 @@ fn bound_by_def(turn: &Turn, value: &Value) -> bool {
 }
 
 /// `;; Output:` then each println call as printed (FMT-014, FMT-015).
-fn write_output(out: &mut String, prints: &[&str]) {
+/// When `omitted` older calls were dropped for `println_limit`
+/// (TRN-010), a first comment line says how many.
+fn write_output(out: &mut String, prints: &[&str], omitted: usize) {
     out.push_str(";; Output:");
+    write_omitted(out, omitted, "println call");
     for p in prints {
         out.push('\n');
         out.push_str(p);
+    }
+}
+
+/// `;   ... N earlier {what}s omitted` on a line of its own, when
+/// `omitted` is not zero.
+fn write_omitted(out: &mut String, omitted: usize, what: &str) {
+    if omitted > 0 {
+        let plural = if omitted == 1 { "" } else { "s" };
+        let _ = write!(out, "\n;   ... {omitted} earlier {what}{plural} omitted");
     }
 }
 
@@ -355,7 +370,7 @@ pub(crate) fn failed_turn_feedback(
     }
     if !calls.is_empty() {
         section(&mut out);
-        write_tool_calls(&mut out, calls);
+        write_tool_calls(&mut out, calls, 0);
     }
     if turn.prints.len() > skip_prints {
         let prints: Vec<&str> = turn.prints[skip_prints..]
@@ -363,7 +378,7 @@ pub(crate) fn failed_turn_feedback(
             .map(String::as_str)
             .collect();
         section(&mut out);
-        write_output(&mut out, &prints);
+        write_output(&mut out, &prints, skip_prints);
     }
     section(&mut out);
     write_turns_left(&mut out, turns_left);
