@@ -27,6 +27,8 @@
 //! While the session is failing, each failed turn since the last success
 //! follows as an ASSISTANT (its code) / USER (its error) pair; once a turn
 //! succeeds the earlier failures collapse (ERR-001..003, CMP-002/003).
+//! The turns left are stated once, at the end of the last message: after
+//! the summary, or after the last failed turn's error.
 //! Pure rendering: no I/O, no state.
 
 use std::collections::HashMap;
@@ -109,14 +111,18 @@ impl Compression for SingleUserCoalesced {
         }
 
         write_signature(&mut out, ctx);
-        section(&mut out);
-        write_turns_left(&mut out, ctx.turns_left + failing.len());
+        // The turns left are stated once, at the end of the prompt: here
+        // unless failed turns follow.
+        if failing.is_empty() {
+            section(&mut out);
+            write_turns_left(&mut out, ctx.turns_left);
+        }
 
         let mut messages = Vec::with_capacity(2 + 2 * failing.len());
         messages.push(Message::system(ctx.system_prompt.clone()));
         messages.push(Message::user(out));
         for (i, turn) in failing.iter().enumerate() {
-            let left = ctx.turns_left + failing.len() - 1 - i;
+            let left = (i + 1 == failing.len()).then_some(ctx.turns_left);
             let calls: Vec<(&Turn, &ToolCall)> =
                 turn.tool_calls.iter().map(|c| (turn, c)).collect();
             stats.tool_calls_total += calls.len();
@@ -342,9 +348,10 @@ pub(crate) fn write_signature(out: &mut String, ctx: &RenderContext) {
     }
 }
 
-/// `Turns left: N`, or the final-turn line when this is the last turn.
+/// `Turns left: N`, or the final-turn line when exactly one turn is left
+/// (MSG-005). A prompt states it once, at the end of its last message.
 pub(crate) fn write_turns_left(out: &mut String, left: usize) {
-    if left <= 1 {
+    if left == 1 {
         out.push_str(FINAL_TURN_LINE);
     } else {
         let _ = write!(out, "Turns left: {left}");
@@ -357,12 +364,13 @@ pub(crate) fn program_block(program: &str) -> String {
 }
 
 /// The USER message after a failed turn: its error, the tool calls it
-/// made, what it printed before failing, and the turns left (ERR-003).
+/// made, what it printed before failing (ERR-003), and the turns left
+/// when it is the prompt's last message (`turns_left` is `Some`).
 pub(crate) fn failed_turn_feedback(
     turn: &Turn,
     calls: &[(&Turn, &ToolCall)],
     skip_prints: usize,
-    turns_left: usize,
+    turns_left: Option<usize>,
 ) -> String {
     let mut out = String::new();
     if let Some(error) = turn.error() {
@@ -380,7 +388,9 @@ pub(crate) fn failed_turn_feedback(
         section(&mut out);
         write_output(&mut out, &prints, skip_prints);
     }
-    section(&mut out);
-    write_turns_left(&mut out, turns_left);
+    if let Some(left) = turns_left {
+        section(&mut out);
+        write_turns_left(&mut out, left);
+    }
     out
 }

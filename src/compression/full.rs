@@ -16,7 +16,8 @@ const RESULT_FORMAT: FormatOptions = FormatOptions {
 };
 
 /// `[SYSTEM, USER(mission, tools, data), then ASSISTANT(program) /
-/// USER(output, result or error, turns left) per turn]`.
+/// USER(output, result or error) per turn]`; the last message ends with
+/// the turns left (stated once per prompt).
 pub fn full_history(turns: &[Turn], ctx: &RenderContext) -> Vec<Message> {
     let mut messages = Vec::with_capacity(2 + 2 * turns.len());
     messages.push(Message::system(ctx.system_prompt.clone()));
@@ -25,11 +26,13 @@ pub fn full_history(turns: &[Turn], ctx: &RenderContext) -> Vec<Message> {
     write_tool_section(&mut first, ctx);
     write_data_section(&mut first, ctx);
     write_signature(&mut first, ctx);
-    section(&mut first);
-    write_turns_left(&mut first, ctx.turns_left + turns.len());
+    if turns.is_empty() {
+        section(&mut first);
+        write_turns_left(&mut first, ctx.turns_left);
+    }
     messages.push(Message::user(first));
     for (i, turn) in turns.iter().enumerate() {
-        let left = ctx.turns_left + turns.len() - 1 - i;
+        let left = (i + 1 == turns.len()).then_some(ctx.turns_left);
         messages.push(Message::assistant(program_block(&turn.program)));
         let feedback = match &turn.outcome {
             TurnOutcome::Error { .. } => failed_turn_feedback(turn, &[], 0, left),
@@ -51,8 +54,10 @@ pub fn full_history(turns: &[Turn], ctx: &RenderContext) -> Vec<Message> {
                     _ => ";; Result: ",
                 });
                 write_clojure(&mut out, value, RESULT_FORMAT);
-                section(&mut out);
-                write_turns_left(&mut out, left);
+                if let Some(left) = left {
+                    section(&mut out);
+                    write_turns_left(&mut out, left);
+                }
                 out
             }
         };
