@@ -1119,6 +1119,79 @@ fn a_failed_turn_says_how_many_of_its_printed_calls_were_omitted() {
     );
 }
 
+// ---- Stable map order ----
+
+/// A session whose `data/` is `json`, with nothing run yet.
+fn session_with(json: &str) -> Session {
+    let mut s = Session::new();
+    s.set_data_json(&serde_json::from_str(json).unwrap())
+        .unwrap();
+    s
+}
+
+/// A JSON object of `n` integer fields `k00`, `k01`, ... in `order`.
+fn object(order: impl Iterator<Item = usize>) -> String {
+    let fields: Vec<String> = order.map(|i| format!("\"k{i:02}\": {i}")).collect();
+    format!("{{{}}}", fields.join(", "))
+}
+
+#[test]
+fn map_samples_render_the_same_bytes_on_every_run() {
+    let forward = format!(r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#, object(0..40));
+    let backward = format!(
+        r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#,
+        object((0..40).rev())
+    );
+    let first = user(&session_with(&forward), 5);
+    // Rendering twice, and in a new session built from the same JSON.
+    assert_eq!(first, user(&session_with(&forward), 5));
+    assert_eq!(
+        first,
+        render(&session_with(&forward), 5).0[1].content,
+        "the same session renders the same bytes twice"
+    );
+    // A large map has no insertion order to keep: its keys are sorted by
+    // their printed form, so the order the JSON gave them in does not
+    // matter.
+    assert_eq!(first, user(&session_with(&backward), 5));
+    assert!(
+        first.contains("\ndata/stock                       ; map[40], sample: {:k00 0, :k01 1, :k02 2 ...} (first 3 of 40 items)\n"),
+        "{first}"
+    );
+    // A small map keeps the data's own order.
+    assert!(
+        first.contains("\ndata/small                       ; map[2], sample: {:b 1, :a 2}"),
+        "{first}"
+    );
+}
+
+#[test]
+fn large_maps_built_in_different_orders_sample_alike() {
+    let mut s = Session::new();
+    run(
+        &mut s,
+        &[(
+            "(def up (into {} (map (fn [i] [(keyword (str \"k\" (+ 10 i))) i]) (range 30))))
+             (def down (into {} (map (fn [i] [(keyword (str \"k\" (+ 10 i))) i]) (reverse (range 30)))))",
+            true,
+        )],
+    );
+    let text = user(&s, 5);
+    let sample = |name: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap()
+            .to_string();
+        line[line.find("sample: ").unwrap()..].to_string()
+    };
+    assert_eq!(sample("up"), sample("down"));
+    assert_eq!(
+        sample("up"),
+        "sample: {:k10 0, :k11 1, :k12 2 ...} (first 3 of 30 items)"
+    );
+}
+
 // ---- Messages ----
 
 #[test]

@@ -8,12 +8,13 @@
 //! collections share one budget of `printable_limit` characters: once the
 //! text is that long, later items are left out as `...` (the first item of
 //! the outermost collection is always shown), so a sample of deeply nested
-//! data stays about one line long. Map entries keep their order and are
-//! separated by `, ` as `pr-str` prints them. Pure functions, no I/O.
+//! data stays about one line long. Map entries are separated by `, ` as
+//! `pr-str` prints them, in a stable order (see [`entries_in_order`]).
+//! Pure functions, no I/O.
 
 use std::fmt::Write;
 
-use crate::value::{pr_str, Value};
+use crate::value::{pr_str, Map, Value};
 
 /// How much of a value to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +109,7 @@ impl Writer<'_> {
             Value::Map(m) => {
                 let mut shown = 0;
                 self.out.push('{');
-                for (k, v) in m.iter().take(self.opts.limit) {
+                for (k, v) in entries_in_order(m, self.opts.limit) {
                     if self.over_budget(shown, depth) {
                         break;
                     }
@@ -183,6 +184,29 @@ impl Writer<'_> {
             }
         }
     }
+}
+
+/// The first `limit` entries of `m` in a stable order: insertion order
+/// for a small map (up to eight entries, like Clojure's array maps; a JSON
+/// object keeps its field order), otherwise sorted by the printed key, so
+/// the same data renders the same text whatever the hasher or the order
+/// the entries were added in. A large map costs one printing of each key
+/// and a partial sort.
+pub fn entries_in_order(m: &Map, limit: usize) -> Vec<(&Value, &Value)> {
+    if m.keeps_insertion_order() {
+        return m.iter().take(limit).collect();
+    }
+    let mut keyed: Vec<(String, &Value, &Value)> =
+        m.iter().map(|(k, v)| (pr_str(k), k, v)).collect();
+    if limit < keyed.len() {
+        if limit == 0 {
+            return Vec::new();
+        }
+        keyed.select_nth_unstable_by(limit - 1, |a, b| a.0.cmp(&b.0));
+        keyed.truncate(limit);
+    }
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, k, v)| (k, v)).collect()
 }
 
 /// The type label of a value (TYP-001..012): `vector[3]`, `list[2]`,
