@@ -620,7 +620,7 @@ fn fmt_008_minimal_function() {
 #[test]
 fn fmt_009_value_with_sample() {
     let text = after(&["(def users [{:name \"Alice\" :email \"a@x.org\"} {:name \"Bob\"}])"]);
-    assert!(text.contains("\nusers                            ; = vector[2], sample: {:name \"Alice\", :email \"a@x.org\"}\n"), "{text}");
+    assert!(text.contains("\nusers                            ; = vector[2], keys: :name :email (in 1 of 2), sample: {:name \"Alice\", :email \"a@x.org\"}\n"), "{text}");
 }
 
 #[test]
@@ -1116,6 +1116,88 @@ fn a_failed_turn_says_how_many_of_its_printed_calls_were_omitted() {
             .contains(";; Output:\n;   ... 3 earlier println calls omitted\np 3\np 4\n"),
         "{}",
         messages[3].content
+    );
+}
+
+// ---- Keys of a collection of maps ----
+
+#[test]
+fn a_key_present_only_in_later_items_is_shown_with_its_count() {
+    let s = session_with(
+        r#"{"products": [
+          {"name": "Laptop", "price": 1200, "category": "Electronics"},
+          {"name": "Mouse", "price": 25, "category": "Electronics"},
+          {"name": "Desk", "price": 300, "category": "Furniture"},
+          {"name": "Monitor", "price": 400, "category": "Electronics"},
+          {"name": "Chair", "price": 150, "category": "Furniture", "stock": 0},
+          {"name": "Keyboard", "price": 80, "category": "Electronics", "stock": 12},
+          {"name": "Lamp", "price": 40, "category": "Furniture", "stock": 9}
+        ]}"#,
+    );
+    let text = user(&s, 5);
+    assert!(
+        text.contains("\ndata/products                    ; vector[7], keys: :name :price :category :stock (in 3 of 7), sample: {:name \"Laptop\", :price 1200, :category \"Electronics\"}\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn keys_are_left_out_when_the_sample_shows_them_all() {
+    // The shop's products all have the same three keys: the sample says it.
+    let text = user(&shop(), 5);
+    assert!(!text.contains("keys:"), "{text}");
+    // Four keys everywhere: the sample is cut, so the keys are listed,
+    // without counts.
+    let text = after(&["(def rows [{:a 1 :b 2 :c 3 :d 4} {:a 5 :b 6 :c 7 :d 8}])"]);
+    assert!(
+        text.contains("; = vector[2], keys: :a :b :c :d, sample: {:a 1, :b 2, :c 3 ...} (first 3 of 4 items)\n"),
+        "{text}"
+    );
+    // Items that are not maps count in the denominator; no maps, no keys.
+    let text = after(&["(def mixed [{:a 1} 2 #{{:b 1}}]) (def nums [1 2 3])"]);
+    assert!(text.contains("; = vector[3], keys: :a (in 1 of 3), sample: {:a 1}\n"), "{text}");
+    assert!(text.contains("; = vector[3], sample: 1\n"), "{text}");
+}
+
+#[test]
+fn many_keys_are_capped_and_counted() {
+    let text = after(&[
+        "(def wide (mapv (fn [i] {(keyword (str \"k\" (+ 10 i))) i}) (range 20)))",
+    ]);
+    let line = text.lines().find(|l| l.starts_with("wide ")).unwrap();
+    assert!(
+        line.contains("keys: :k10 (in 1 of 20) :k11 (in 1 of 20) "),
+        "{line}"
+    );
+    assert!(line.contains(":k21 (in 1 of 20) and 8 more, sample: "), "{line}");
+    assert!(!line.contains(":k22"), "{line}");
+}
+
+#[test]
+fn the_key_scan_of_a_huge_collection_is_bounded() {
+    use compression::format::{key_summary, FormatOptions};
+    use ptc_lisp::value::Map;
+    // 600,000 one-key maps, the last with a key of its own: the scan
+    // stops after a million map entries and items, and says so.
+    let item = |k: &str| {
+        let mut m = Map::new();
+        m.insert(Value::keyword(k), Value::Int(1));
+        Value::map(m)
+    };
+    let items: Vec<Value> = (0..600_000)
+        .map(|i| item(if i < 599_999 { "id" } else { "late" }))
+        .collect();
+    let big = Value::vector(items);
+    let started = std::time::Instant::now();
+    let summary = key_summary(&big, FormatOptions::SAMPLE).unwrap();
+    let took = started.elapsed();
+    assert_eq!(summary, "(first 500000 of 600000 items) :id");
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // Under the bound, a key seen only in the last item is found.
+    let small = Value::vector((0..1000).map(|i| item(if i < 999 { "id" } else { "late" })));
+    assert_eq!(
+        key_summary(&small, FormatOptions::SAMPLE).unwrap(),
+        ":id (in 999 of 1000) :late (in 1 of 1000)"
     );
 }
 

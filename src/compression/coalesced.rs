@@ -34,7 +34,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::format::{sample, type_label, write_clojure, FormatOptions};
+use super::format::{key_summary, sample, type_label, write_clojure, FormatOptions};
 use super::{Compression, CompressionStats, Message, RenderContext};
 use crate::session::{Memory, ToolCall, Turn};
 use crate::value::Value;
@@ -204,12 +204,23 @@ pub(crate) fn write_data_section(out: &mut String, ctx: &RenderContext) {
     out.push_str(";; === data/ ===");
     for (name, value) in &ctx.data {
         let mut comment = type_label(value);
-        if let Some(s) = sample(value, FormatOptions::SAMPLE) {
-            comment.push_str(", sample: ");
-            comment.push_str(&s);
-        }
+        push_sample(&mut comment, value);
         out.push('\n');
         entry_line(out, &format!("data/{name}"), &comment);
+    }
+}
+
+/// What follows a value's type label: `, keys: ...` for a collection of
+/// maps whose sample does not show every key (see [`key_summary`]), then
+/// `, sample: ...` (SAM-003).
+fn push_sample(comment: &mut String, value: &Value) {
+    if let Some(keys) = key_summary(value, FormatOptions::SAMPLE) {
+        comment.push_str(", keys: ");
+        comment.push_str(&keys);
+    }
+    if let Some(s) = sample(value, FormatOptions::SAMPLE) {
+        comment.push_str(", sample: ");
+        comment.push_str(&s);
     }
 }
 
@@ -267,10 +278,7 @@ fn write_user_section(out: &mut String, memory: &Memory, turns: &[Turn]) {
                 .copied()
                 .unwrap_or(false);
             if show_sample {
-                if let Some(s) = sample(&def.value, FormatOptions::SAMPLE) {
-                    comment.push_str(", sample: ");
-                    comment.push_str(&s);
-                }
+                push_sample(&mut comment, &def.value);
             }
             entry_line(out, &def.name, &comment);
         }

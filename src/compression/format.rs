@@ -243,6 +243,120 @@ pub fn sample(value: &Value, opts: FormatOptions) -> Option<String> {
     Some(to_clojure(shown, opts).0)
 }
 
+/// Keys shown by [`key_summary`]; the rest are counted.
+const SHOWN_KEYS: usize = 12;
+/// Distinct keys [`key_summary`] keeps track of.
+const TRACKED_KEYS: usize = 1_000;
+/// Map entries [`key_summary`] looks at before it stops scanning, so a
+/// huge collection costs a bounded time on every prompt.
+const KEY_VISITS: usize = 1_000_000;
+
+/// The keys of the maps in a vector, list or set: every key that occurs,
+/// in first-seen order, each followed by `(in K of N)` when not every item
+/// has it, e.g. `:name :price :stock (in 3 of 7)`. At most 12 keys are
+/// named (`and 5 more` counts the others). A collection so large that
+/// its scan stops early says how far it got: `(first 5000 of 90000
+/// items) :id :name`.
+///
+/// `None` when no item is a map, and when the sample says it all: every
+/// item is a map with the same keys as the first, which `opts` shows
+/// whole.
+///
+/// ```
+/// use ptc_lisp::compression::format::{key_summary, FormatOptions};
+/// use ptc_lisp::eval::eval_str;
+/// let products = eval_str("[{:name \"a\"} {:name \"b\" :stock 2} {:name \"c\"}]").unwrap();
+/// assert_eq!(
+///     key_summary(&products, FormatOptions::SAMPLE).as_deref(),
+///     Some(":name :stock (in 1 of 3)")
+/// );
+/// assert_eq!(key_summary(&eval_str("[{:a 1} {:a 2}]").unwrap(), FormatOptions::SAMPLE), None);
+/// ```
+pub fn key_summary(value: &Value, opts: FormatOptions) -> Option<String> {
+    let (total, items): (usize, Box<dyn Iterator<Item = &Value>>) = match value {
+        Value::Vector(items) | Value::List(items) => (items.len(), Box::new(items.iter())),
+        Value::Set(items) => (items.len(), items.iter()),
+        _ => return None,
+    };
+    let mut keys: Vec<(&Value, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<&Value, usize> = std::collections::HashMap::new();
+    let mut untracked = false;
+    let (mut scanned, mut maps, mut visits) = (0usize, 0usize, 0usize);
+    let mut fresh: Vec<&Value> = Vec::new();
+    for item in items {
+        if visits >= KEY_VISITS {
+            break;
+        }
+        scanned += 1;
+        visits += 1;
+        let Value::Map(m) = item else {
+            continue;
+        };
+        maps += 1;
+        visits += m.len();
+        fresh.clear();
+        for k in m.keys() {
+            match index.get(k) {
+                Some(&i) => keys[i].1 += 1,
+                None => fresh.push(k),
+            }
+        }
+        if fresh.is_empty() {
+            continue;
+        }
+        // New keys in the map's own order where it has one, else by
+        // their printed form (the order samples use).
+        if !m.keeps_insertion_order() {
+            fresh.sort_by_cached_key(|k| pr_str(k));
+        }
+        for &k in &fresh {
+            if keys.len() == TRACKED_KEYS {
+                untracked = true;
+                break;
+            }
+            index.insert(k, keys.len());
+            keys.push((k, 1));
+        }
+    }
+    if maps == 0 {
+        return None;
+    }
+    let complete = scanned == total;
+    let everywhere = |count: usize| count == scanned;
+    if complete && !untracked && keys.iter().all(|&(_, n)| everywhere(n)) {
+        let first = match value {
+            Value::Set(items) => items.iter().next(),
+            Value::Vector(items) | Value::List(items) => items.front(),
+            _ => None,
+        };
+        if let Some(first @ Value::Map(m)) = first {
+            if m.len() == keys.len() && !to_clojure(first, opts).1 {
+                return None;
+            }
+        }
+    }
+    let mut out = String::new();
+    if !complete {
+        let _ = write!(out, "(first {scanned} of {total} items) ");
+    }
+    for (i, (key, count)) in keys.iter().take(SHOWN_KEYS).enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let (text, _) = to_clojure(key, FormatOptions::TOOL_ARGS);
+        out.push_str(&text);
+        if !everywhere(*count) {
+            let _ = write!(out, " (in {count} of {scanned})");
+        }
+    }
+    let more = keys.len().saturating_sub(SHOWN_KEYS);
+    if more > 0 || untracked {
+        let plus = if untracked { "+" } else { "" };
+        let _ = write!(out, " and {more}{plus} more");
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
