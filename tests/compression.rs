@@ -599,6 +599,39 @@ fn fmt_006_function_with_docstring_and_return_type() {
 }
 
 #[test]
+fn the_return_type_is_the_union_over_all_calls() {
+    // Within one turn: `map` calls `find-price` for every item, the last
+    // call returns nil, an earlier one an integer.
+    let text = after(&[
+        "(defn find-price [p] (:price p)) (def prices (mapv find-price [{:price 3} {:name \"x\"}]))",
+    ]);
+    assert!(
+        text.contains("\n(find-price [p])                 ; -> integer | nil\n"),
+        "{text}"
+    );
+    // Across turns, in the order the types were first returned, each
+    // type with its latest label.
+    let text = after(&[
+        "(defn wrap [x] (if (nil? x) nil [x])) (wrap 1)",
+        "(wrap nil)",
+        "(wrap [1 2])",
+        "(def n 1)",
+    ]);
+    assert!(text.contains("\n(wrap [x])                       ; -> vector[1] | nil\n"), "{text}");
+    // Five types, five labels; the same type again adds nothing.
+    let text = after(&[
+        "(defn any [x] (case x 0 1 1 \"s\" 2 :k 3 [x] nil)) (doseq [i (range 5)] (any i)) (any 0)",
+    ]);
+    assert!(
+        text.contains("; -> integer | string | keyword | vector[1] | nil\n"),
+        "{text}"
+    );
+    // A redefinition starts afresh.
+    let text = after(&["(defn h [x] x) (h 1) (h nil)", "(defn h [x] (str x)) (h 1)"]);
+    assert!(text.contains("\n(h [x])                          ; -> string\n"), "{text}");
+}
+
+#[test]
 fn fmt_007_function_with_docstring() {
     let text = after(&["(defn twice \"Doubles x\" [x] (* 2 x))"]);
     assert!(

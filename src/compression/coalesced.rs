@@ -255,12 +255,12 @@ fn write_user_section(out: &mut String, memory: &Memory, turns: &[Turn]) {
             if let Some(doc) = &doc {
                 let _ = write!(comment, "\"{doc}\"");
             }
-            if let Some(ret) = &def.last_return {
+            if !def.return_types.is_empty() {
                 if !comment.is_empty() {
                     comment.push(' ');
                 }
                 comment.push_str("-> ");
-                comment.push_str(&type_label(ret));
+                comment.push_str(&def.return_types.join(" | "));
             }
             if comment.is_empty() {
                 out.push_str(&entry);

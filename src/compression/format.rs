@@ -218,14 +218,7 @@ pub fn entries_in_order(m: &Map, limit: usize) -> Vec<(&Value, &Value)> {
 /// `[1 2 3]` is a vector, and `conj` adds to the end of one and the front
 /// of the other.
 pub fn type_label(value: &Value) -> String {
-    match value {
-        Value::Vector(items) => format!("vector[{}]", items.len()),
-        Value::List(items) => format!("list[{}]", items.len()),
-        Value::Map(m) => format!("map[{}]", m.len()),
-        Value::Set(s) => format!("set[{}]", s.len()),
-        Value::Native(_) | Value::Fn(_) => "#fn[...]".to_string(),
-        other => other.type_name().to_string(),
-    }
+    value.type_label()
 }
 
 /// The sample shown after a type label (SAM-003): the first item of a
