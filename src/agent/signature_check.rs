@@ -150,7 +150,9 @@ fn expected(ty: &Type) -> String {
         Type::Keyword => "a keyword".into(),
         Type::Map => "a map".into(),
         Type::Any => "any value".into(),
-        Type::List(_) => format!("a list {}", type_source(ty)),
+        // `[:t]` is "a vector of :t" in the prompt's notation (a list
+        // matches it too).
+        Type::List(_) => format!("a vector {}", type_source(ty)),
         Type::Record(_) => format!("a map {}", type_source(ty)),
         Type::Optional(inner) => format!("{} or nil", expected(inner)),
     }
@@ -270,6 +272,14 @@ mod tests {
     }
 
     #[test]
+    fn long_values_are_cut_with_the_same_note_as_samples() {
+        assert_eq!(
+            mismatch(":int", "(vec (range 10))"),
+            "expected an integer, got vector [0 1 2 ...] (first 3 of 10 items)"
+        );
+    }
+
+    #[test]
     fn lists_and_records_name_the_path() {
         assert_eq!(mismatch("[:map]", "[{:a 1} {}]"), "ok");
         assert_eq!(mismatch("[:map]", "'({:a 1})"), "ok");
@@ -279,7 +289,7 @@ mod tests {
         );
         assert_eq!(
             mismatch("[:int]", "{:a 1}"),
-            "expected a list [:int], got map {:a 1}"
+            "expected a vector [:int], got map {:a 1}"
         );
         let sig = "{user {name :string, age :int?}, tags [:string]}";
         assert_eq!(
@@ -296,7 +306,7 @@ mod tests {
         );
         assert_eq!(
             mismatch(sig, "{:user {:name \"A\"}}"),
-            "the field `tags` is missing (expected a list [:string])"
+            "the field `tags` is missing (expected a vector [:string])"
         );
         assert_eq!(
             mismatch("[{id :int}]", "[{:id 1} {:id \"2\"}]"),
