@@ -1356,6 +1356,10 @@ fn msg_005_turns_left_or_final_turn_line_at_the_end() {
     assert!(user(&s, 3).ends_with("\n\nTurns left: 2"));
     assert!(user(&s, 2)
         .ends_with("\n\nFINAL TURN - you must call (return result) or (fail reason) now."));
+    // The final-turn line means exactly one turn left: with none left (a
+    // REPL session past `--max-turns`) the count is stated as it is.
+    assert!(user(&s, 1).ends_with("\n\nTurns left: 0"));
+    assert_eq!(user(&s, 2).matches("FINAL TURN").count(), 1);
 }
 
 #[test]
