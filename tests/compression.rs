@@ -275,9 +275,9 @@ fn api_002_strategy_with_options() {
     let stats = stats.unwrap();
     assert_eq!((stats.printlns_shown, stats.printlns_dropped), (1, 1));
     assert_eq!((stats.tool_calls_shown, stats.tool_calls_dropped), (2, 1));
-    assert!(messages[1]
-        .content
-        .contains(";; Output:\n;   ... 1 earlier println call omitted\nLaptop, Monitor, Keyboard\n"));
+    assert!(messages[1].content.contains(
+        ";; Output:\n;   ... 1 earlier println call omitted\nLaptop, Monitor, Keyboard\n"
+    ));
     // Options a custom strategy reads arrive in the context.
     let json: CompressionOptions =
         serde_json::from_str(r#"{"println_limit": 10, "my_option": "value"}"#).unwrap();
@@ -617,7 +617,10 @@ fn the_return_type_is_the_union_over_all_calls() {
         "(wrap [1 2])",
         "(def n 1)",
     ]);
-    assert!(text.contains("\n(wrap [x])                       ; -> vector[1] | nil\n"), "{text}");
+    assert!(
+        text.contains("\n(wrap [x])                       ; -> vector[1] | nil\n"),
+        "{text}"
+    );
     // Five types, five labels; the same type again adds nothing.
     let text = after(&[
         "(defn any [x] (case x 0 1 1 \"s\" 2 :k 3 [x] nil)) (doseq [i (range 5)] (any i)) (any 0)",
@@ -628,7 +631,10 @@ fn the_return_type_is_the_union_over_all_calls() {
     );
     // A redefinition starts afresh.
     let text = after(&["(defn h [x] x) (h 1) (h nil)", "(defn h [x] (str x)) (h 1)"]);
-    assert!(text.contains("\n(h [x])                          ; -> string\n"), "{text}");
+    assert!(
+        text.contains("\n(h [x])                          ; -> string\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -1020,9 +1026,7 @@ fn sam_002_turn_with_println_omits_samples_and_shows_output() {
 fn sam_003_samples_use_clojure_syntax() {
     let text = after(&["(def m {:status :active :tags #{\"a\"} :n nil :xs [1.5 \"s\"]})"]);
     assert!(
-        text.contains(
-            "sample: {:status :active, :tags #{\"a\"}, :n nil ...} (first 3 of 4 items)"
-        ),
+        text.contains("sample: {:status :active, :tags #{\"a\"}, :n nil ...} (first 3 of 4 items)"),
         "{text}"
     );
 }
@@ -1188,21 +1192,25 @@ fn keys_are_left_out_when_the_sample_shows_them_all() {
     );
     // Items that are not maps count in the denominator; no maps, no keys.
     let text = after(&["(def mixed [{:a 1} 2 #{{:b 1}}]) (def nums [1 2 3])"]);
-    assert!(text.contains("; = vector[3], keys: :a (in 1 of 3), sample: {:a 1}\n"), "{text}");
+    assert!(
+        text.contains("; = vector[3], keys: :a (in 1 of 3), sample: {:a 1}\n"),
+        "{text}"
+    );
     assert!(text.contains("; = vector[3], sample: 1\n"), "{text}");
 }
 
 #[test]
 fn many_keys_are_capped_and_counted() {
-    let text = after(&[
-        "(def wide (mapv (fn [i] {(keyword (str \"k\" (+ 10 i))) i}) (range 20)))",
-    ]);
+    let text = after(&["(def wide (mapv (fn [i] {(keyword (str \"k\" (+ 10 i))) i}) (range 20)))"]);
     let line = text.lines().find(|l| l.starts_with("wide ")).unwrap();
     assert!(
         line.contains("keys: :k10 (in 1 of 20) :k11 (in 1 of 20) "),
         "{line}"
     );
-    assert!(line.contains(":k21 (in 1 of 20) and 8 more, sample: "), "{line}");
+    assert!(
+        line.contains(":k21 (in 1 of 20) and 8 more, sample: "),
+        "{line}"
+    );
     assert!(!line.contains(":k22"), "{line}");
 }
 
@@ -1252,7 +1260,10 @@ fn object(order: impl Iterator<Item = usize>) -> String {
 
 #[test]
 fn map_samples_render_the_same_bytes_on_every_run() {
-    let forward = format!(r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#, object(0..40));
+    let forward = format!(
+        r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#,
+        object(0..40)
+    );
     let backward = format!(
         r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#,
         object((0..40).rev())

@@ -391,10 +391,7 @@ mod tests {
             fmt("(range 10)", 3, 80),
             "[0 1 2 ...] (first 3 of 10 items)"
         );
-        assert_eq!(
-            fmt("'(0 1 2 3)", 3, 80),
-            "(0 1 2 ...) (first 3 of 4 items)"
-        );
+        assert_eq!(fmt("'(0 1 2 3)", 3, 80), "(0 1 2 ...) (first 3 of 4 items)");
         assert!(fmt("#{1 2 3 4}", 3, 80).ends_with(" ...} (first 3 of 4 items)"));
         assert_eq!(
             fmt("{:a 1 :b 2 :c 3 :d 4}", 2, 80),

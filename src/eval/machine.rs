@@ -1186,7 +1186,10 @@ struct Branch {
 /// type, so the list stays as short as the set of types.
 fn note_return(values: &mut Vec<Value>, value: &Value) {
     let kind = std::mem::discriminant(value);
-    match values.iter_mut().find(|v| std::mem::discriminant(*v) == kind) {
+    match values
+        .iter_mut()
+        .find(|v| std::mem::discriminant(*v) == kind)
+    {
         Some(slot) => *slot = value.clone(),
         None => values.push(value.clone()),
     }

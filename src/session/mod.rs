@@ -28,8 +28,8 @@
 //! assert_eq!(session.memory().entries[0].name, "hits");
 //! ```
 
-pub mod serde_value;
 mod returns;
+pub mod serde_value;
 mod signature;
 mod tool;
 mod turn;

@@ -9,6 +9,9 @@ use std::sync::Arc;
 
 use crate::value::{ArcStr, Value};
 
+/// `(type name, label)` pairs: `("vector", "vector[3]")`.
+type Labels = Vec<(&'static str, String)>;
+
 /// The return-type labels of the user functions called so far.
 ///
 /// Memory is small by construction: a label per type a function ever
@@ -17,7 +20,7 @@ use crate::value::{ArcStr, Value};
 pub(crate) struct ReturnTypes {
     /// Per name: the function the labels belong to (a redefinition
     /// starts afresh) and its `(type name, label)` pairs.
-    by_name: HashMap<ArcStr, (Value, Vec<(&'static str, String)>)>,
+    by_name: HashMap<ArcStr, (Value, Labels)>,
 }
 
 impl ReturnTypes {
