@@ -14,7 +14,7 @@
 
 use std::fmt::Write;
 
-use crate::value::{pr_str, Map, Value};
+use crate::value::{pr_str, FixedState, Map, Value};
 
 /// How much of a value to show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +272,8 @@ pub fn key_summary(value: &Value, opts: FormatOptions) -> Option<String> {
         _ => return None,
     };
     let mut keys: Vec<(&Value, usize)> = Vec::new();
-    let mut index: std::collections::HashMap<&Value, usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<&Value, usize, FixedState> =
+        std::collections::HashMap::default();
     let mut untracked = false;
     let (mut scanned, mut maps, mut visits) = (0usize, 0usize, 0usize);
     let mut fresh: Vec<&Value> = Vec::new();
