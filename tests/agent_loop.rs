@@ -382,6 +382,59 @@ fn without_compression_the_history_is_the_full_exchange() {
     assert!(m[5].content.ends_with("Turns left: 3"));
 }
 
+// ---- turns left after a failed turn ----
+
+/// Every line of a request that states the turns left.
+fn turns_left_lines(request: &ChatRequest) -> Vec<String> {
+    request
+        .messages
+        .iter()
+        .flat_map(|m| m.content.lines())
+        .filter(|l| l.starts_with("Turns left") || l.starts_with("FINAL TURN"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn turns_left_are_stated_once_and_the_final_turn_line_means_one_turn_left() {
+    const FINAL: &str = "FINAL TURN - you must call (return result) or (fail reason) now.";
+    let ok_fail_return = [
+        block("(def hits (tool/search \"laptop\"))\n(println (count hits))"),
+        block("(def n (+ 1 \"two\"))"),
+        block("(return (count (tool/search \"laptop\")))"),
+    ];
+    let fail_fail_return = [
+        block("(def n (+ 1 \"two\"))"),
+        block("(def n (count data/prodcts))"),
+        block("(return (count (tool/search \"laptop\")))"),
+    ];
+    for replies in [&ok_fail_return, &fail_fail_return] {
+        for compression in [false, true] {
+            let config = AgentConfig::new("Count laptops")
+                .with_max_turns(3)
+                .with_compression(compression);
+            let (run, provider) = run(shop(), config, replies);
+            assert_eq!(run.outcome, AgentOutcome::Returned(Value::Int(2)));
+            let requests = provider.requests();
+            let stated: Vec<Vec<String>> = requests.iter().map(turns_left_lines).collect();
+            assert_eq!(
+                stated,
+                [vec!["Turns left: 3"], vec!["Turns left: 2"], vec![FINAL]],
+                "compression {compression}"
+            );
+            // Once, and at the very end of the prompt.
+            for (request, lines) in requests.iter().zip(&stated) {
+                let last = request.messages.last().unwrap();
+                assert_eq!(last.role, Role::User);
+                assert!(last.content.ends_with(&lines[0]), "{}", last.content);
+            }
+            // The final prompt ends with the failed turn's error.
+            let last = &requests[2].messages.last().unwrap().content;
+            assert!(last.starts_with("Error: "), "{last}");
+        }
+    }
+}
+
 // ---- (7) a reply with no code ----
 
 #[test]
@@ -792,7 +845,9 @@ fn cli_transcripts_replay_and_limits_reach_the_prompt() {
     let entries = read_transcript(&first).unwrap();
     let last_prompt = &entries[3].messages[1].content;
     assert!(
-        last_prompt.contains(";; Output:\nvalue of the remaining units: 3900\n"),
+        last_prompt.contains(
+            ";; Output:\n;   ... 2 earlier println calls omitted\nvalue of the remaining units: 3900\n"
+        ),
         "{last_prompt}"
     );
     assert!(!last_prompt.contains("stock: {"), "{last_prompt}");

@@ -152,16 +152,24 @@ fn definitions_keep_docstrings_and_order() {
 #[test]
 fn return_values_of_called_definitions_are_recorded() {
     let out = run(
-        "(defn f [x] [x]) (defn g [] 1) (f 1) (f {:a 2}) ((fn h [] 3))",
+        "(defn f [x] [x]) (defn g [] 1) (defn k [x] (when x 1)) (f 1) (f {:a 2}) ((fn h [] 3))
+         (k true) (k false) (k true)",
         &TestHost::default(),
         &Globals::default(),
     );
-    let returns: Vec<(String, String)> = out
+    let returns: Vec<(String, Vec<String>)> = out
         .returns
         .iter()
-        .map(|(n, v)| (n.to_string(), pr_str(v)))
+        .map(|(n, vs)| (n.to_string(), vs.iter().map(pr_str).collect()))
         .collect();
-    assert_eq!(returns, vec![("f".to_string(), "[{:a 2}]".to_string())]);
+    // The latest value of each type, in the order the types came.
+    assert_eq!(
+        returns,
+        vec![
+            ("f".to_string(), vec!["[{:a 2}]".to_string()]),
+            ("k".to_string(), vec!["1".to_string(), "nil".to_string()]),
+        ]
+    );
 }
 
 #[test]

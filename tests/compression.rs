@@ -275,9 +275,9 @@ fn api_002_strategy_with_options() {
     let stats = stats.unwrap();
     assert_eq!((stats.printlns_shown, stats.printlns_dropped), (1, 1));
     assert_eq!((stats.tool_calls_shown, stats.tool_calls_dropped), (2, 1));
-    assert!(messages[1]
-        .content
-        .contains(";; Output:\nLaptop, Monitor, Keyboard\n"));
+    assert!(messages[1].content.contains(
+        ";; Output:\n;   ... 1 earlier println call omitted\nLaptop, Monitor, Keyboard\n"
+    ));
     // Options a custom strategy reads arrive in the context.
     let json: CompressionOptions =
         serde_json::from_str(r#"{"println_limit": 10, "my_option": "value"}"#).unwrap();
@@ -483,7 +483,7 @@ fn ns_008_input_data_keys_are_shown_in_the_data_section() {
         text.contains(
             ";; === data/ ===\n\
          data/region                      ; string, sample: \"EU\"\n\
-         data/orders                      ; list[2], sample: {:id 1}\n\
+         data/orders                      ; vector[2], sample: {:id 1}\n\
          data/empty                       ; map[0]\n"
         ),
         "{text}"
@@ -527,7 +527,8 @@ fn ns_012_tool_and_data_sections_are_stable_across_turns() {
     let stable = |t: &str| {
         t[..t
             .find("\n\n;; === user/")
-            .unwrap_or(t.find("\n\nTurns left").unwrap())]
+            .or_else(|| t.find("\n\nTurns left"))
+            .unwrap()]
             .to_string()
     };
     let (_, t1) = shop_after(&[], 5);
@@ -573,7 +574,7 @@ fn fmt_004_tool_entry_shows_call_form_and_signature() {
 #[test]
 fn fmt_005_data_entry_shows_type_and_sample() {
     assert!(user(&shop(), 5).contains(
-        "\ndata/products                    ; list[7], sample: {:name \"Laptop\", :price 1200, :category \"Electronics\"}\n"
+        "\ndata/products                    ; vector[7], sample: {:name \"Laptop\", :price 1200, :category \"Electronics\"}\n"
     ));
 }
 
@@ -586,13 +587,52 @@ fn fmt_006_function_with_docstring_and_return_type() {
     );
     // The label follows the most recent call, and survives later turns.
     let text = after(&["(defn wrap \"Wraps\" [x] [x]) (wrap 1)", "(def y 2)"]);
-    assert!(text.contains("; \"Wraps\" -> list[1]"), "{text}");
+    assert!(text.contains("; \"Wraps\" -> vector[1]"), "{text}");
     // A redefinition drops the old label until the new function is called.
     let text = after(&["(defn f [x] x) (f 1)", "(defn f [x] (str x))"]);
     assert!(text.contains("\n(f [x])\n"), "{text}");
     let text = after(&["(defn f [x] x) (f 1)", "(defn g [] 1)"]);
     assert!(
         text.contains("\n(f [x])                          ; -> integer\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_return_type_is_the_union_over_all_calls() {
+    // Within one turn: `map` calls `find-price` for every item, the last
+    // call returns nil, an earlier one an integer.
+    let text = after(&[
+        "(defn find-price [p] (:price p)) (def prices (mapv find-price [{:price 3} {:name \"x\"}]))",
+    ]);
+    assert!(
+        text.contains("\n(find-price [p])                 ; -> integer | nil\n"),
+        "{text}"
+    );
+    // Across turns, in the order the types were first returned, each
+    // type with its latest label.
+    let text = after(&[
+        "(defn wrap [x] (if (nil? x) nil [x])) (wrap 1)",
+        "(wrap nil)",
+        "(wrap [1 2])",
+        "(def n 1)",
+    ]);
+    assert!(
+        text.contains("\n(wrap [x])                       ; -> vector[1] | nil\n"),
+        "{text}"
+    );
+    // Five types, five labels; the same type again adds nothing.
+    let text = after(&[
+        "(defn any [x] (case x 0 1 1 \"s\" 2 :k 3 [x] nil)) (doseq [i (range 5)] (any i)) (any 0)",
+    ]);
+    assert!(
+        text.contains("; -> integer | string | keyword | vector[1] | nil\n"),
+        "{text}"
+    );
+    // A redefinition starts afresh.
+    let text = after(&["(defn h [x] x) (h 1) (h nil)", "(defn h [x] (str x)) (h 1)"]);
+    assert!(
+        text.contains("\n(h [x])                          ; -> string\n"),
         "{text}"
     );
 }
@@ -619,14 +659,14 @@ fn fmt_008_minimal_function() {
 #[test]
 fn fmt_009_value_with_sample() {
     let text = after(&["(def users [{:name \"Alice\" :email \"a@x.org\"} {:name \"Bob\"}])"]);
-    assert!(text.contains("\nusers                            ; = list[2], sample: {:name \"Alice\", :email \"a@x.org\"}\n"), "{text}");
+    assert!(text.contains("\nusers                            ; = vector[2], keys: :name :email (in 1 of 2), sample: {:name \"Alice\", :email \"a@x.org\"}\n"), "{text}");
 }
 
 #[test]
 fn fmt_010_value_without_sample() {
     let text = after(&["(def users [{:name \"Alice\"}]) (println \"ok\")"]);
     assert!(
-        text.contains("\nusers                            ; = list[1]\n"),
+        text.contains("\nusers                            ; = vector[1]\n"),
         "{text}"
     );
 }
@@ -735,15 +775,19 @@ fn label(src: &str) -> String {
     compression::format::type_label(&ptc_lisp::eval::eval_str(src).unwrap())
 }
 
+// TYP-001/TYP-002 say `list[N]` for every sequence; we deviate on purpose
+// (ARCHITECTURE.md, decisions): the model writes Clojure, where `[1 2 3]`
+// is a vector, so a vector is `vector[N]` and only a list is `list[N]`.
+
 #[test]
-fn typ_001_empty_list() {
-    assert_eq!(label("[]"), "list[0]");
+fn typ_001_empty_vector_or_list() {
+    assert_eq!(label("[]"), "vector[0]");
     assert_eq!(label("'()"), "list[0]");
 }
 
 #[test]
-fn typ_002_non_empty_list() {
-    assert_eq!(label("[1 2 3]"), "list[3]");
+fn typ_002_non_empty_vector_or_list() {
+    assert_eq!(label("[1 2 3]"), "vector[3]");
     assert_eq!(label("'(1 2)"), "list[2]");
 }
 
@@ -851,7 +895,7 @@ fn trn_002_samples_use_limit_3_and_printable_80() {
         "(def m {:a 1 :b 2 :c 3 :d 4}) (def s (apply str (map (fn [_] \"y\") (range 100))))",
     ]);
     assert!(
-        text.contains("; = map[4], sample: {:a 1, :b 2, :c 3 ...} (4 items, showing first 3)"),
+        text.contains("; = map[4], sample: {:a 1, :b 2, :c 3 ...} (first 3 of 4 items)"),
         "{text}"
     );
     assert!(
@@ -873,18 +917,21 @@ fn trn_003_tool_call_args_use_limit_3_and_printable_60() {
     );
     assert!(
         failed.contains(
-            "send-email({:to \"a\", :subject \"b\", :body \"c\" ...} (4 items, showing first 3))"
+            "send-email({:to \"a\", :subject \"b\", :body \"c\" ...} (first 3 of 4 items))"
         ),
         "{failed}"
     );
 }
 
+// TRN-004 words the note `(N items, showing first M)`; next to a label
+// such as `vector[7]` that reads as if a count were being corrected, so
+// the note is `(first M of N items)` (ARCHITECTURE.md, decisions).
 #[test]
 fn trn_004_truncated_collections_say_how_many_items() {
     use compression::format::FormatOptions;
     assert_eq!(
         fmt("(range 5)", FormatOptions::SAMPLE),
-        "[0 1 2 ...] (5 items, showing first 3)"
+        "[0 1 2 ...] (first 3 of 5 items)"
     );
     assert_eq!(fmt("#{1}", FormatOptions::SAMPLE), "#{1}");
     assert_eq!(fmt("[[1 2 3 4]]", FormatOptions::SAMPLE), "[[1 2 3 ...]]");
@@ -919,7 +966,7 @@ fn trn_006_println_limit_counts_calls_not_lines() {
     let (messages, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
     assert_eq!((stats.printlns_total, stats.printlns_shown), (3, 2));
     assert!(messages[1].content.contains(
-        ";; Output:\ncall 1\nsecond line\nthird line\ncall 2\nsecond line\nthird line\n\n"
+        ";; Output:\n;   ... 1 earlier println call omitted\ncall 1\nsecond line\nthird line\ncall 2\nsecond line\nthird line\n\n"
     ));
 }
 
@@ -939,7 +986,10 @@ fn trn_010_oldest_printlns_are_dropped_first() {
         "(doseq [i (range 15)] (println \"later\" i))",
     ]);
     assert!(!text.contains("first"), "{text}");
-    assert!(text.contains(";; Output:\nlater 0\n"), "{text}");
+    assert!(
+        text.contains(";; Output:\n;   ... 1 earlier println call omitted\nlater 0\n"),
+        "{text}"
+    );
 }
 
 // ---- Samples vs output ----
@@ -957,7 +1007,7 @@ fn sam_001_turn_without_println_shows_samples() {
 #[test]
 fn sam_002_turn_with_println_omits_samples_and_shows_output() {
     let (_, text) = shop_after(&[(T1_EXPLORE, true), (T2_PRINT, true)], 5);
-    assert!(text.contains("\nstock                            ; = map[7]\navailable                        ; = list[3]\n"), "{text}");
+    assert!(text.contains("\nstock                            ; = map[7]\navailable                        ; = vector[3]\n"), "{text}");
     // Definitions of the earlier turn, which printed nothing, keep theirs.
     assert!(
         text.contains("\nreviews                          ; = string, sample:"),
@@ -976,9 +1026,7 @@ fn sam_002_turn_with_println_omits_samples_and_shows_output() {
 fn sam_003_samples_use_clojure_syntax() {
     let text = after(&["(def m {:status :active :tags #{\"a\"} :n nil :xs [1.5 \"s\"]})"]);
     assert!(
-        text.contains(
-            "sample: {:status :active, :tags #{\"a\"}, :n nil ...} (4 items, showing first 3)"
-        ),
+        text.contains("sample: {:status :active, :tags #{\"a\"}, :n nil ...} (first 3 of 4 items)"),
         "{text}"
     );
 }
@@ -1010,7 +1058,14 @@ fn tc_002_tool_calls_are_limited_by_tool_call_limit() {
         ..Default::default()
     });
     let (messages, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
-    assert_eq!(messages[1].content.matches("\n;   ").count(), 1);
+    assert!(
+        messages[1].content.contains(
+            ";; Tool calls made:\n;   ... 2 earlier tool calls omitted\n;   get-inventory()\n"
+        ),
+        "{}",
+        messages[1].content
+    );
+    assert_eq!(messages[1].content.matches("\n;   ").count(), 2);
     assert_eq!(stats.tool_calls_dropped, 2);
 }
 
@@ -1044,7 +1099,7 @@ fn tc_004_tool_results_are_not_shown_when_bound_or_printed() {
 #[test]
 fn tc_005_tool_results_stored_with_def_appear_in_the_user_section() {
     let (_, text) = shop_after(&[("(def inv (tool/get-inventory))", true)], 5);
-    assert!(text.contains("\ninv                              ; = map[7], sample: {:Laptop 23, :Mouse 0, :Monitor 5 ...} (7 items, showing first 3)\n"), "{text}");
+    assert!(text.contains("\ninv                              ; = map[7], sample: {:Laptop 23, :Mouse 0, :Monitor 5 ...} (first 3 of 7 items)\n"), "{text}");
 }
 
 #[test]
@@ -1072,8 +1127,194 @@ fn tc_007_oldest_tool_calls_are_dropped_first() {
     let text = user(&s, 5);
     assert!(!text.contains("oldest"), "{text}");
     assert!(
-        text.contains(";; Tool calls made:\n;   search-reviews(\"n0\")"),
+        text.contains(
+            ";; Tool calls made:\n;   ... 1 earlier tool call omitted\n;   search-reviews(\"n0\")"
+        ),
         "{text}"
+    );
+}
+
+#[test]
+fn a_failed_turn_says_how_many_of_its_printed_calls_were_omitted() {
+    let mut s = Session::new();
+    run(
+        &mut s,
+        &[("(doseq [i (range 5)] (println \"p\" i)) (+ 1 \"x\")", false)],
+    );
+    let c = RenderContext::new("m").with_options(&CompressionOptions {
+        println_limit: 2,
+        ..Default::default()
+    });
+    let (messages, stats) = SingleUserCoalesced.to_messages(s.turns(), s.memory(), &c);
+    assert_eq!(stats.printlns_dropped, 3);
+    assert!(
+        messages[3]
+            .content
+            .contains(";; Output:\n;   ... 3 earlier println calls omitted\np 3\np 4\n"),
+        "{}",
+        messages[3].content
+    );
+}
+
+// ---- Keys of a collection of maps ----
+
+#[test]
+fn a_key_present_only_in_later_items_is_shown_with_its_count() {
+    let s = session_with(
+        r#"{"products": [
+          {"name": "Laptop", "price": 1200, "category": "Electronics"},
+          {"name": "Mouse", "price": 25, "category": "Electronics"},
+          {"name": "Desk", "price": 300, "category": "Furniture"},
+          {"name": "Monitor", "price": 400, "category": "Electronics"},
+          {"name": "Chair", "price": 150, "category": "Furniture", "stock": 0},
+          {"name": "Keyboard", "price": 80, "category": "Electronics", "stock": 12},
+          {"name": "Lamp", "price": 40, "category": "Furniture", "stock": 9}
+        ]}"#,
+    );
+    let text = user(&s, 5);
+    assert!(
+        text.contains("\ndata/products                    ; vector[7], keys: :name :price :category :stock (in 3 of 7), sample: {:name \"Laptop\", :price 1200, :category \"Electronics\"}\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn keys_are_left_out_when_the_sample_shows_them_all() {
+    // The shop's products all have the same three keys: the sample says it.
+    let text = user(&shop(), 5);
+    assert!(!text.contains("keys:"), "{text}");
+    // Four keys everywhere: the sample is cut, so the keys are listed,
+    // without counts.
+    let text = after(&["(def rows [{:a 1 :b 2 :c 3 :d 4} {:a 5 :b 6 :c 7 :d 8}])"]);
+    assert!(
+        text.contains("; = vector[2], keys: :a :b :c :d, sample: {:a 1, :b 2, :c 3 ...} (first 3 of 4 items)\n"),
+        "{text}"
+    );
+    // Items that are not maps count in the denominator; no maps, no keys.
+    let text = after(&["(def mixed [{:a 1} 2 #{{:b 1}}]) (def nums [1 2 3])"]);
+    assert!(
+        text.contains("; = vector[3], keys: :a (in 1 of 3), sample: {:a 1}\n"),
+        "{text}"
+    );
+    assert!(text.contains("; = vector[3], sample: 1\n"), "{text}");
+}
+
+#[test]
+fn many_keys_are_capped_and_counted() {
+    let text = after(&["(def wide (mapv (fn [i] {(keyword (str \"k\" (+ 10 i))) i}) (range 20)))"]);
+    let line = text.lines().find(|l| l.starts_with("wide ")).unwrap();
+    assert!(
+        line.contains("keys: :k10 (in 1 of 20) :k11 (in 1 of 20) "),
+        "{line}"
+    );
+    assert!(
+        line.contains(":k21 (in 1 of 20) and 8 more, sample: "),
+        "{line}"
+    );
+    assert!(!line.contains(":k22"), "{line}");
+}
+
+#[test]
+fn the_key_scan_of_a_huge_collection_is_bounded() {
+    use compression::format::{key_summary, FormatOptions};
+    use ptc_lisp::value::Map;
+    // 600,000 one-key maps, the last with a key of its own: the scan
+    // stops after a million map entries and items, and says so.
+    let item = |k: &str| {
+        let mut m = Map::new();
+        m.insert(Value::keyword(k), Value::Int(1));
+        Value::map(m)
+    };
+    let items: Vec<Value> = (0..600_000)
+        .map(|i| item(if i < 599_999 { "id" } else { "late" }))
+        .collect();
+    let big = Value::vector(items);
+    let started = std::time::Instant::now();
+    let summary = key_summary(&big, FormatOptions::SAMPLE).unwrap();
+    let took = started.elapsed();
+    assert_eq!(summary, "(first 500000 of 600000 items) :id");
+    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    // Under the bound, a key seen only in the last item is found.
+    let small = Value::vector((0..1000).map(|i| item(if i < 999 { "id" } else { "late" })));
+    assert_eq!(
+        key_summary(&small, FormatOptions::SAMPLE).unwrap(),
+        ":id (in 999 of 1000) :late (in 1 of 1000)"
+    );
+}
+
+// ---- Stable map order ----
+
+/// A session whose `data/` is `json`, with nothing run yet.
+fn session_with(json: &str) -> Session {
+    let mut s = Session::new();
+    s.set_data_json(&serde_json::from_str(json).unwrap())
+        .unwrap();
+    s
+}
+
+/// A JSON object of `n` integer fields `k00`, `k01`, ... in `order`.
+fn object(order: impl Iterator<Item = usize>) -> String {
+    let fields: Vec<String> = order.map(|i| format!("\"k{i:02}\": {i}")).collect();
+    format!("{{{}}}", fields.join(", "))
+}
+
+#[test]
+fn map_samples_render_the_same_bytes_on_every_run() {
+    let forward = format!(
+        r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#,
+        object(0..40)
+    );
+    let backward = format!(
+        r#"{{"stock": {}, "small": {{"b": 1, "a": 2}}}}"#,
+        object((0..40).rev())
+    );
+    let first = user(&session_with(&forward), 5);
+    // Rendering twice, and in a new session built from the same JSON.
+    assert_eq!(first, user(&session_with(&forward), 5));
+    assert_eq!(
+        first,
+        render(&session_with(&forward), 5).0[1].content,
+        "the same session renders the same bytes twice"
+    );
+    // A large map has no insertion order to keep: its keys are sorted by
+    // their printed form, so the order the JSON gave them in does not
+    // matter.
+    assert_eq!(first, user(&session_with(&backward), 5));
+    assert!(
+        first.contains("\ndata/stock                       ; map[40], sample: {:k00 0, :k01 1, :k02 2 ...} (first 3 of 40 items)\n"),
+        "{first}"
+    );
+    // A small map keeps the data's own order.
+    assert!(
+        first.contains("\ndata/small                       ; map[2], sample: {:b 1, :a 2}"),
+        "{first}"
+    );
+}
+
+#[test]
+fn large_maps_built_in_different_orders_sample_alike() {
+    let mut s = Session::new();
+    run(
+        &mut s,
+        &[(
+            "(def up (into {} (map (fn [i] [(keyword (str \"k\" (+ 10 i))) i]) (range 30))))
+             (def down (into {} (map (fn [i] [(keyword (str \"k\" (+ 10 i))) i]) (reverse (range 30)))))",
+            true,
+        )],
+    );
+    let text = user(&s, 5);
+    let sample = |name: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap()
+            .to_string();
+        line[line.find("sample: ").unwrap()..].to_string()
+    };
+    assert_eq!(sample("up"), sample("down"));
+    assert_eq!(
+        sample("up"),
+        "sample: {:k10 0, :k11 1, :k12 2 ...} (first 3 of 30 items)"
     );
 }
 
@@ -1126,6 +1367,10 @@ fn msg_005_turns_left_or_final_turn_line_at_the_end() {
     assert!(user(&s, 3).ends_with("\n\nTurns left: 2"));
     assert!(user(&s, 2)
         .ends_with("\n\nFINAL TURN - you must call (return result) or (fail reason) now."));
+    // The final-turn line means exactly one turn left: with none left (a
+    // REPL session past `--max-turns`) the count is stated as it is.
+    assert!(user(&s, 1).ends_with("\n\nTurns left: 0"));
+    assert_eq!(user(&s, 2).matches("FINAL TURN").count(), 1);
 }
 
 #[test]
@@ -1188,7 +1433,8 @@ fn cmp_003_failed_turns_keep_assistant_user_pairs() {
         [Role::System, Role::User, Role::Assistant, Role::User]
     );
     assert_eq!(stats.turns_compressed, 0);
-    assert!(messages[1].content.ends_with("Turns left: 5"));
+    // The turns left are stated once, at the end of the last message.
+    assert!(!messages[1].content.contains("Turns left"));
     assert!(messages[3].content.ends_with("Turns left: 4"));
 }
 
@@ -1425,9 +1671,11 @@ fn full_history_shows_every_exchange() {
     );
     let messages = compression::full_history(s.turns(), &ctx(&s, 5));
     assert_eq!(messages.len(), 8);
-    assert!(messages[1].content.ends_with("Turns left: 5"));
+    // The turns left are stated once, at the end of the last message.
+    for m in &messages[..7] {
+        assert!(!m.content.contains("Turns left"), "{}", m.content);
+    }
     assert!(messages[3].content.starts_with(";; Result: "));
-    assert!(messages[3].content.ends_with("Turns left: 4"));
     assert!(messages[5].content.starts_with("Error: undefined-error"));
     assert_eq!(
         messages[7].content,

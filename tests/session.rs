@@ -332,11 +332,13 @@ fn def_003_def_nil_shows_nil() {
     assert!(user_of(&s).contains("\nx                                ; = nil\n"));
 }
 
+/// DEF-004 says `list[0]`; a vector is labelled `vector[0]` (see the
+/// TYP-001 note in tests/compression.rs).
 #[test]
-fn def_004_def_empty_vector_shows_list_0() {
+fn def_004_def_empty_vector_shows_vector_0() {
     let mut s = Session::new();
     ok(&mut s, "(def x [])");
-    assert!(user_of(&s).contains("\nx                                ; = list[0]\n"));
+    assert!(user_of(&s).contains("\nx                                ; = vector[0]\n"));
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //! 1. the prompt is built: the generated system prompt
 //!    ([`super::prompt`]) and [`build_messages`] over this run's turns —
 //!    the mission first (MSG-003, MSG-007), the history compressed or in
-//!    full, and `Turns left: N` or the final-turn line (MSG-005);
+//!    full, and `Turns left: N` or, with one turn left, the final-turn
+//!    line (MSG-005), stated once at the end of the last message;
 //! 2. the provider is called; a provider error ends the run
 //!    ([`AgentOutcome::ProviderError`]; providers retry transport
 //!    failures themselves);

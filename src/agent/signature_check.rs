@@ -60,6 +60,14 @@ mod tests {
     }
 
     #[test]
+    fn long_values_are_cut_with_the_same_note_as_samples() {
+        assert_eq!(
+            mismatch(":int", "(vec (range 10))"),
+            "expected an integer, got vector [0 1 2 ...] (first 3 of 10 items)"
+        );
+    }
+
+    #[test]
     fn lists_and_records_name_the_path() {
         assert_eq!(mismatch("[:map]", "[{:a 1} {}]"), "ok");
         assert_eq!(mismatch("[:map]", "'({:a 1})"), "ok");
@@ -69,7 +77,7 @@ mod tests {
         );
         assert_eq!(
             mismatch("[:int]", "{:a 1}"),
-            "expected a list [:int], got map {:a 1}"
+            "expected a vector [:int], got map {:a 1}"
         );
         let sig = "{user {name :string, age :int?}, tags [:string]}";
         assert_eq!(
@@ -86,7 +94,7 @@ mod tests {
         );
         assert_eq!(
             mismatch(sig, "{:user {:name \"A\"}}"),
-            "the field `tags` is missing (expected a list [:string])"
+            "the field `tags` is missing (expected a vector [:string])"
         );
         assert_eq!(
             mismatch("[{id :int}]", "[{:id 1} {:id \"2\"}]"),

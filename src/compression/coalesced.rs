@@ -9,11 +9,11 @@
 //! (tool/search query)              ; query:string -> [string] -- Search docs
 //!
 //! ;; === data/ ===
-//! data/products                    ; list[7], sample: {:name "Laptop"}
+//! data/products                    ; vector[7], sample: {:name "Laptop"}
 //!
 //! ;; === user/ (your prelude) ===
-//! (top-n [n])                      ; "Best n products" -> list[3]
-//! electronics                      ; = list[4], sample: {:name "Laptop"}
+//! (top-n [n])                      ; "Best n products" -> vector[3]
+//! electronics                      ; = vector[4], sample: {:name "Laptop"}
 //!
 //! ;; Tool calls made:
 //! ;   search("laptops")
@@ -27,12 +27,14 @@
 //! While the session is failing, each failed turn since the last success
 //! follows as an ASSISTANT (its code) / USER (its error) pair; once a turn
 //! succeeds the earlier failures collapse (ERR-001..003, CMP-002/003).
+//! The turns left are stated once, at the end of the last message: after
+//! the summary, or after the last failed turn's error.
 //! Pure rendering: no I/O, no state.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::format::{sample, type_label, write_clojure, FormatOptions};
+use super::format::{key_summary, sample, type_label, write_clojure, FormatOptions};
 use super::{Compression, CompressionStats, Message, RenderContext};
 use crate::session::{Memory, ToolCall, Turn};
 use crate::value::Value;
@@ -88,7 +90,7 @@ impl Compression for SingleUserCoalesced {
                 let skip = calls.len().saturating_sub(ctx.tool_call_limit);
                 stats.tool_calls_shown += calls.len() - skip;
                 section(&mut out);
-                write_tool_calls(&mut out, &calls[skip..]);
+                write_tool_calls(&mut out, &calls[skip..], skip);
             } else if !ctx.tools.is_empty() {
                 section(&mut out);
                 out.push_str(";; No tool calls made");
@@ -104,19 +106,23 @@ impl Compression for SingleUserCoalesced {
                 let skip = prints.len().saturating_sub(ctx.println_limit);
                 stats.printlns_shown += prints.len() - skip;
                 section(&mut out);
-                write_output(&mut out, &prints[skip..]);
+                write_output(&mut out, &prints[skip..], skip);
             }
         }
 
         write_signature(&mut out, ctx);
-        section(&mut out);
-        write_turns_left(&mut out, ctx.turns_left + failing.len());
+        // The turns left are stated once, at the end of the prompt: here
+        // unless failed turns follow.
+        if failing.is_empty() {
+            section(&mut out);
+            write_turns_left(&mut out, ctx.turns_left);
+        }
 
         let mut messages = Vec::with_capacity(2 + 2 * failing.len());
         messages.push(Message::system(ctx.system_prompt.clone()));
         messages.push(Message::user(out));
         for (i, turn) in failing.iter().enumerate() {
-            let left = ctx.turns_left + failing.len() - 1 - i;
+            let left = (i + 1 == failing.len()).then_some(ctx.turns_left);
             let calls: Vec<(&Turn, &ToolCall)> =
                 turn.tool_calls.iter().map(|c| (turn, c)).collect();
             stats.tool_calls_total += calls.len();
@@ -198,12 +204,23 @@ pub(crate) fn write_data_section(out: &mut String, ctx: &RenderContext) {
     out.push_str(";; === data/ ===");
     for (name, value) in &ctx.data {
         let mut comment = type_label(value);
-        if let Some(s) = sample(value, FormatOptions::SAMPLE) {
-            comment.push_str(", sample: ");
-            comment.push_str(&s);
-        }
+        push_sample(&mut comment, value);
         out.push('\n');
         entry_line(out, &format!("data/{name}"), &comment);
+    }
+}
+
+/// What follows a value's type label: `, keys: ...` for a collection of
+/// maps whose sample does not show every key (see [`key_summary`]), then
+/// `, sample: ...` (SAM-003).
+fn push_sample(comment: &mut String, value: &Value) {
+    if let Some(keys) = key_summary(value, FormatOptions::SAMPLE) {
+        comment.push_str(", keys: ");
+        comment.push_str(&keys);
+    }
+    if let Some(s) = sample(value, FormatOptions::SAMPLE) {
+        comment.push_str(", sample: ");
+        comment.push_str(&s);
     }
 }
 
@@ -238,12 +255,12 @@ pub(crate) fn write_user_section(out: &mut String, memory: &Memory, turns: &[Tur
             if let Some(doc) = &doc {
                 let _ = write!(comment, "\"{doc}\"");
             }
-            if let Some(ret) = &def.last_return {
+            if !def.return_types.is_empty() {
                 if !comment.is_empty() {
                     comment.push(' ');
                 }
                 comment.push_str("-> ");
-                comment.push_str(&type_label(ret));
+                comment.push_str(&def.return_types.join(" | "));
             }
             if comment.is_empty() {
                 out.push_str(&entry);
@@ -261,10 +278,7 @@ pub(crate) fn write_user_section(out: &mut String, memory: &Memory, turns: &[Tur
                 .copied()
                 .unwrap_or(false);
             if show_sample {
-                if let Some(s) = sample(&def.value, FormatOptions::SAMPLE) {
-                    comment.push_str(", sample: ");
-                    comment.push_str(&s);
-                }
+                push_sample(&mut comment, &def.value);
             }
             entry_line(out, &def.name, &comment);
         }
@@ -274,9 +288,12 @@ pub(crate) fn write_user_section(out: &mut String, memory: &Memory, turns: &[Tur
 /// `;; Tool calls made:` and one `;   name(args)` line per call
 /// (FMT-011, FMT-012, TC-003). A call from a turn that printed nothing
 /// whose result no `def` of that turn holds also shows ` -> result`
-/// (TC-006, AMB-005); a failed call shows its error.
-fn write_tool_calls(out: &mut String, calls: &[(&Turn, &ToolCall)]) {
+/// (TC-006, AMB-005); a failed call shows its error. When `omitted`
+/// older calls were dropped for `tool_call_limit` (TC-007), a first line
+/// says how many.
+fn write_tool_calls(out: &mut String, calls: &[(&Turn, &ToolCall)], omitted: usize) {
     out.push_str(";; Tool calls made:");
+    write_omitted(out, omitted, "tool call");
     for (turn, call) in calls {
         out.push_str("\n;   ");
         out.push_str(&call.name);
@@ -310,11 +327,23 @@ fn bound_by_def(turn: &Turn, value: &Value) -> bool {
 }
 
 /// `;; Output:` then each println call as printed (FMT-014, FMT-015).
-fn write_output(out: &mut String, prints: &[&str]) {
+/// When `omitted` older calls were dropped for `println_limit`
+/// (TRN-010), a first comment line says how many.
+fn write_output(out: &mut String, prints: &[&str], omitted: usize) {
     out.push_str(";; Output:");
+    write_omitted(out, omitted, "println call");
     for p in prints {
         out.push('\n');
         out.push_str(p);
+    }
+}
+
+/// `;   ... N earlier {what}s omitted` on a line of its own, when
+/// `omitted` is not zero.
+fn write_omitted(out: &mut String, omitted: usize, what: &str) {
+    if omitted > 0 {
+        let plural = if omitted == 1 { "" } else { "s" };
+        let _ = write!(out, "\n;   ... {omitted} earlier {what}{plural} omitted");
     }
 }
 
@@ -327,9 +356,10 @@ pub(crate) fn write_signature(out: &mut String, ctx: &RenderContext) {
     }
 }
 
-/// `Turns left: N`, or the final-turn line when this is the last turn.
+/// `Turns left: N`, or the final-turn line when exactly one turn is left
+/// (MSG-005). A prompt states it once, at the end of its last message.
 pub(crate) fn write_turns_left(out: &mut String, left: usize) {
-    if left <= 1 {
+    if left == 1 {
         out.push_str(FINAL_TURN_LINE);
     } else {
         let _ = write!(out, "Turns left: {left}");
@@ -342,12 +372,13 @@ pub(crate) fn program_block(program: &str) -> String {
 }
 
 /// The USER message after a failed turn: its error, the tool calls it
-/// made, what it printed before failing, and the turns left (ERR-003).
+/// made, what it printed before failing (ERR-003), and the turns left
+/// when it is the prompt's last message (`turns_left` is `Some`).
 pub(crate) fn failed_turn_feedback(
     turn: &Turn,
     calls: &[(&Turn, &ToolCall)],
     skip_prints: usize,
-    turns_left: usize,
+    turns_left: Option<usize>,
 ) -> String {
     let mut out = String::new();
     if let Some(error) = turn.error() {
@@ -355,7 +386,7 @@ pub(crate) fn failed_turn_feedback(
     }
     if !calls.is_empty() {
         section(&mut out);
-        write_tool_calls(&mut out, calls);
+        write_tool_calls(&mut out, calls, 0);
     }
     if turn.prints.len() > skip_prints {
         let prints: Vec<&str> = turn.prints[skip_prints..]
@@ -363,9 +394,11 @@ pub(crate) fn failed_turn_feedback(
             .map(String::as_str)
             .collect();
         section(&mut out);
-        write_output(&mut out, &prints);
+        write_output(&mut out, &prints, skip_prints);
     }
-    section(&mut out);
-    write_turns_left(&mut out, turns_left);
+    if let Some(left) = turns_left {
+        section(&mut out);
+        write_turns_left(&mut out, left);
+    }
     out
 }

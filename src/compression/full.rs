@@ -16,7 +16,8 @@ const RESULT_FORMAT: FormatOptions = FormatOptions {
 };
 
 /// `[SYSTEM, USER(mission, tools, data), then ASSISTANT(program) /
-/// USER(output, result or error, turns left) per turn]`.
+/// USER(output, result or error) per turn]`; the last message ends with
+/// the turns left (stated once per prompt).
 pub fn full_history(turns: &[Turn], ctx: &RenderContext) -> Vec<Message> {
     full_history_from(turns, &Memory::default(), ctx)
 }
@@ -45,11 +46,13 @@ pub fn full_history_from(turns: &[Turn], memory: &Memory, ctx: &RenderContext) -
     );
     write_user_section(&mut first, &prelude, &[]);
     write_signature(&mut first, ctx);
-    section(&mut first);
-    write_turns_left(&mut first, ctx.turns_left + turns.len());
+    if turns.is_empty() {
+        section(&mut first);
+        write_turns_left(&mut first, ctx.turns_left);
+    }
     messages.push(Message::user(first));
     for (i, turn) in turns.iter().enumerate() {
-        let left = ctx.turns_left + turns.len() - 1 - i;
+        let left = (i + 1 == turns.len()).then_some(ctx.turns_left);
         messages.push(Message::assistant(program_block(&turn.program)));
         let feedback = match &turn.outcome {
             TurnOutcome::Error { .. } => failed_turn_feedback(turn, &[], 0, left),
@@ -71,8 +74,10 @@ pub fn full_history_from(turns: &[Turn], memory: &Memory, ctx: &RenderContext) -
                     _ => ";; Result: ",
                 });
                 write_clojure(&mut out, value, RESULT_FORMAT);
-                section(&mut out);
-                write_turns_left(&mut out, left);
+                if let Some(left) = left {
+                    section(&mut out);
+                    write_turns_left(&mut out, left);
+                }
                 out
             }
         };

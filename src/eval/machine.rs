@@ -72,9 +72,9 @@ pub struct Interp<'h> {
     pub(crate) prints: Vec<String>,
     output_chars: usize,
     pub(crate) tool_calls: Vec<ToolCallRecord>,
-    /// The most recent return value of each named function called, by
-    /// function identity.
-    pub(crate) returns: rustc_hash::FxHashMap<usize, (Arc<Function>, Value)>,
+    /// The return values of each named function called, by function
+    /// identity: the most recent value of each type (see `note_return`).
+    pub(crate) returns: rustc_hash::FxHashMap<usize, (Arc<Function>, Vec<Value>)>,
     /// Names bound by `def`/`defn` during this run, in execution order.
     pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
@@ -248,17 +248,18 @@ impl<'h> Interp<'h> {
         self.steps
     }
 
-    /// The latest return value of each user definition that is a function
-    /// and was called, sorted by name (for return-type labels).
-    pub(crate) fn definition_returns(&self) -> Vec<(ArcStr, Value)> {
-        let mut out: Vec<(ArcStr, Value)> = self
+    /// The return values of each user definition that is a function and
+    /// was called (the latest of each type, in the order the types were
+    /// first returned), sorted by name (for return-type labels).
+    pub(crate) fn definition_returns(&self) -> Vec<(ArcStr, Vec<Value>)> {
+        let mut out: Vec<(ArcStr, Vec<Value>)> = self
             .returns
             .values()
-            .filter_map(|(function, value)| {
+            .filter_map(|(function, values)| {
                 let name = function.name.as_ref()?;
                 let def = self.globals.get(name)?;
                 matches!(&def.value, Value::Fn(g) if Arc::ptr_eq(g, function))
-                    .then(|| (name.clone(), value.clone()))
+                    .then(|| (name.clone(), values.clone()))
             })
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -959,10 +960,11 @@ impl<'h> Interp<'h> {
         self.depth -= 1;
         if let (Ok(v), Some(_)) = (&result, &function.name) {
             // Keyed by identity (cheap); names are resolved once, at the end.
-            self.returns.insert(
-                Arc::as_ptr(function) as usize,
-                (function.clone(), v.clone()),
-            );
+            let (_, values) = self
+                .returns
+                .entry(Arc::as_ptr(function) as usize)
+                .or_insert_with(|| (function.clone(), Vec::new()));
+            note_return(values, v);
         }
         result
     }
@@ -1178,6 +1180,19 @@ struct Branch {
     result: EvalResult,
     tool_calls: Vec<ToolCallRecord>,
     steps: u64,
+}
+
+/// Keep `value` as the latest return value of its type: one value per
+/// type, so the list stays as short as the set of types.
+fn note_return(values: &mut Vec<Value>, value: &Value) {
+    let kind = std::mem::discriminant(value);
+    match values
+        .iter_mut()
+        .find(|v| std::mem::discriminant(*v) == kind)
+    {
+        Some(slot) => *slot = value.clone(),
+        None => values.push(value.clone()),
+    }
 }
 
 fn reword(flow: Flow, index: usize, index_error: &impl Fn(usize, Error) -> Error) -> Flow {

@@ -110,8 +110,9 @@ pub struct RunOutput {
     /// One entry per `println` call, each truncated to the per-call limit.
     pub prints: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
-    /// The most recent return value of each user function called.
-    pub returns: Vec<(ArcStr, Value)>,
+    /// The return values of each user function called: the most recent
+    /// value of each type, in the order the types were first returned.
+    pub returns: Vec<(ArcStr, Vec<Value>)>,
     /// The names bound by `def`/`defn` during the run, in execution order
     /// (a name defined twice appears twice). Filled even when the run
     /// failed, although then the definitions were rolled back.

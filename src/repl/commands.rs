@@ -441,11 +441,11 @@ impl Repl {
                 .unwrap_or_default();
             match (&entry.value, fn_params(&entry.value)) {
                 (_, Some(params)) => {
-                    let ret = entry
-                        .last_return
-                        .as_ref()
-                        .map(|r| format!("-> {}", type_label(r)))
-                        .unwrap_or_default();
+                    let ret = if entry.return_types.is_empty() {
+                        String::new()
+                    } else {
+                        format!("-> {}", entry.return_types.join(" | "))
+                    };
                     let comment = format!("{doc}{ret}");
                     env_line(
                         &mut out,

@@ -28,6 +28,7 @@
 //! assert_eq!(session.memory().entries[0].name, "hits");
 //! ```
 
+mod returns;
 pub mod serde_value;
 mod signature;
 mod tool;
@@ -65,9 +66,9 @@ pub struct Session {
     history: [Value; 3],
     /// `*e`: the error of the most recent failed turn, as a map.
     last_error: Value,
-    /// The most recent return value of each user function, with the
-    /// function it came from (a redefinition drops the label).
-    returns: HashMap<ArcStr, (Value, Value)>,
+    /// The return-type labels of each user function (a redefinition
+    /// drops them).
+    returns: returns::ReturnTypes,
     memory: Memory,
     turns: Vec<Turn>,
     interrupt: Option<Arc<AtomicBool>>,
@@ -403,10 +404,9 @@ impl Session {
                 if success {
                     self.globals = out.globals;
                     let mut called: Vec<ArcStr> = Vec::with_capacity(out.returns.len());
-                    for (name, value) in out.returns {
+                    for (name, values) in out.returns {
                         if let Some(def) = self.globals.get(&name) {
-                            self.returns
-                                .insert(name.clone(), (def.value.clone(), value));
+                            self.returns.record(&name, &def.value, &values);
                             called.push(name);
                         }
                     }
@@ -426,10 +426,7 @@ impl Session {
                         .map(String::as_str)
                         .chain(called.iter().map(ArcStr::as_str));
                     self.memory = self.memory.updated(&self.globals, changed, |name, value| {
-                        returns.get(name).and_then(|(f, r)| match (f, value) {
-                            (Value::Fn(a), Value::Fn(b)) if Arc::ptr_eq(a, b) => Some(r.clone()),
-                            _ => None,
-                        })
+                        returns.labels(name, value)
                     });
                     if let Some(v) = turn_value(&outcome) {
                         self.history = [v, self.history[0].clone(), self.history[1].clone()];

@@ -261,14 +261,12 @@ pub struct MemoryEntry {
     /// The docstring given to `def`/`defn`, as written (DEF-005, DEF-006).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<String>,
-    /// For a function: the value of its most recent call, in this or an
-    /// earlier turn, while the definition is unchanged (FMT-006).
-    #[serde(
-        default,
-        with = "serde_value::option",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub last_return: Option<Value>,
+    /// For a function: the type labels of what its calls returned, in
+    /// this or earlier turns while the definition is unchanged, one per
+    /// type in the order first returned (`["integer", "nil"]`), shown as
+    /// `-> integer | nil` (FMT-006). Empty when it was never called.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub return_types: Vec<String>,
 }
 
 impl Memory {
@@ -311,16 +309,16 @@ impl Memory {
         }
     }
 
-    /// A snapshot of `globals`, with the last return value of each
-    /// function looked up by `last_return`.
+    /// A snapshot of `globals`, with the return types of each function
+    /// looked up by `return_types`.
     pub fn from_globals(
         globals: &Globals,
-        mut last_return: impl FnMut(&str, &Value) -> Option<Value>,
+        mut return_types: impl FnMut(&str, &Value) -> Vec<String>,
     ) -> Memory {
         Memory::from_entries(
             globals
                 .iter()
-                .map(|(name, def)| entry(name, def, last_return(name, &def.value))),
+                .map(|(name, def)| entry(name, def, return_types(name, &def.value))),
         )
     }
 
@@ -332,7 +330,7 @@ impl Memory {
         &self,
         globals: &Globals,
         changed: impl IntoIterator<Item = &'a str>,
-        mut last_return: impl FnMut(&str, &Value) -> Option<Value>,
+        mut return_types: impl FnMut(&str, &Value) -> Vec<String>,
     ) -> Memory {
         let mut memory = self.clone();
         let mut fresh: Vec<&str> = Vec::new();
@@ -341,7 +339,7 @@ impl Memory {
                 continue;
             };
             if memory.index.contains_key(name) {
-                memory.upsert(entry(name, def, last_return(name, &def.value)));
+                memory.upsert(entry(name, def, return_types(name, &def.value)));
             } else {
                 fresh.push(name);
             }
@@ -359,18 +357,18 @@ impl Memory {
                 }
             }
             for (name, def) in added.into_iter().rev() {
-                memory.upsert(entry(name, def, last_return(name, &def.value)));
+                memory.upsert(entry(name, def, return_types(name, &def.value)));
             }
         }
         memory
     }
 }
 
-fn entry(name: &str, def: &crate::eval::Definition, last_return: Option<Value>) -> MemoryEntry {
+fn entry(name: &str, def: &crate::eval::Definition, return_types: Vec<String>) -> MemoryEntry {
     MemoryEntry {
         name: name.to_string(),
         value: def.value.clone(),
         doc: def.doc.as_ref().map(|d| d.to_string()),
-        last_return,
+        return_types,
     }
 }

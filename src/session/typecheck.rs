@@ -152,15 +152,18 @@ fn expected(ty: &Type) -> String {
         Type::Keyword => "a keyword".into(),
         Type::Map => "a map".into(),
         Type::Any => "any value".into(),
-        Type::List(_) => format!("a list {}", type_source(ty)),
+        // `[:t]` is "a vector of :t" in the prompt's notation (a list
+        // matches it too).
+        Type::List(_) => format!("a vector {}", type_source(ty)),
         Type::Record(_) => format!("a map {}", type_source(ty)),
         Type::Optional(inner) => format!("{} or nil", expected(inner)),
     }
 }
 
 /// A value as the feedback shows it: its type, then the value itself,
-/// stopped at an element after about 60 characters with its size
-/// (`integer 3`, `string "abc"`, `vector [0 1 2 ... ...] (100 items)`).
+/// stopped at an element after about 60 characters with how much was
+/// shown (`integer 3`, `string "abc"`, `vector [0 1 2 ...] (first 3 of 100
+/// items)`).
 pub(crate) fn describe(value: &Value) -> String {
     if value.is_nil() {
         return "nil".to_string();
@@ -173,12 +176,13 @@ pub(crate) fn describe(value: &Value) -> String {
             max_chars: 60,
         },
     );
+    // The wording of cut collections in the model's view.
     let size = match (shown.shown, value) {
         (None, _) => String::new(),
-        (Some(_), Value::Vector(v) | Value::List(v)) => format!(" ({} items)", v.len()),
-        (Some(_), Value::Set(s)) => format!(" ({} items)", s.len()),
-        (Some(_), Value::Map(m)) => format!(" ({} entries)", m.len()),
-        (Some(_), Value::Str(s)) => format!(" ({} characters)", s.chars().count()),
+        (Some(m), Value::Vector(v) | Value::List(v)) => format!(" (first {m} of {} items)", v.len()),
+        (Some(m), Value::Set(s)) => format!(" (first {m} of {} items)", s.len()),
+        (Some(m), Value::Map(map)) => format!(" (first {m} of {} items)", map.len()),
+        (Some(m), Value::Str(s)) => format!(" (first {m} of {} characters)", s.chars().count()),
         (Some(_), _) => String::new(),
     };
     format!("{} {}{size}", value.type_name(), shown.text)

@@ -60,6 +60,12 @@ impl Map {
         self.len() == 0
     }
 
+    /// True when [`Map::iter`] gives the entries in insertion order (a
+    /// small map); false when the order is the hasher's.
+    pub fn keeps_insertion_order(&self) -> bool {
+        matches!(self.repr, Repr::Array(_))
+    }
+
     pub fn get(&self, key: &Value) -> Option<&Value> {
         match &self.repr {
             Repr::Array(v) => v.iter().find(|(k, _)| k == key).map(|(_, v)| v),

@@ -142,6 +142,21 @@ impl Value {
         }
     }
 
+    /// The type label the model's view and the REPL show (TYP-001..012):
+    /// `vector[3]`, `list[2]`, `map[0]`, `set[2]`, `#fn[...]` for every
+    /// function, the type name otherwise (`string`, `integer`, ...). See
+    /// `compression::format::type_label`.
+    pub fn type_label(&self) -> String {
+        match self {
+            Value::Vector(items) => format!("vector[{}]", items.len()),
+            Value::List(items) => format!("list[{}]", items.len()),
+            Value::Map(m) => format!("map[{}]", m.len()),
+            Value::Set(s) => format!("set[{}]", s.len()),
+            Value::Native(_) | Value::Fn(_) => "#fn[...]".to_string(),
+            other => other.type_name().to_string(),
+        }
+    }
+
     /// A short description for error messages: the type and, for small
     /// scalars, the value itself (`string "abc"`, `integer 5`).
     pub fn describe(&self) -> String {

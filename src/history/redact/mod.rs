@@ -108,7 +108,7 @@ const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // never another name (`token: password: x` redacts `x`, and
         // `token = "api_key": "x"` too).
         "assignment",
-        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?!{name}\s*[:=])(?!(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
+        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?![(\[{<]*{name}\s*[:=])(?!(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
     ),
     (
         // `pwd=...`, except a directory (`PWD=/home/me`).
@@ -327,6 +327,11 @@ mod tests {
             r#"token = "api_key": "<REDACTED>" "#
         );
         assert_eq!(r.redact(r#"token = "abc123x""#), r#"token = "<REDACTED>""#);
+        // Also behind an opening bracket (found the same way).
+        assert_eq!(
+            r.redact("token\" = (aws_secret_access_key = aa0A+a+0a0/+0000a+aA00 "),
+            "token\" = (aws_secret_access_key = <REDACTED> "
+        );
     }
 
     #[test]
