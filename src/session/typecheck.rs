@@ -179,7 +179,9 @@ pub(crate) fn describe(value: &Value) -> String {
     // The wording of cut collections in the model's view.
     let size = match (shown.shown, value) {
         (None, _) => String::new(),
-        (Some(m), Value::Vector(v) | Value::List(v)) => format!(" (first {m} of {} items)", v.len()),
+        (Some(m), Value::Vector(v) | Value::List(v)) => {
+            format!(" (first {m} of {} items)", v.len())
+        }
         (Some(m), Value::Set(s)) => format!(" (first {m} of {} items)", s.len()),
         (Some(m), Value::Map(map)) => format!(" (first {m} of {} items)", map.len()),
         (Some(m), Value::Str(s)) => format!(" (first {m} of {} characters)", s.chars().count()),
