@@ -114,6 +114,9 @@ pub struct Definition {
     pub value: Value,
     /// The docstring, if one was given.
     pub doc: Option<ArcStr>,
+    /// The defining form as source text (what `source` prints); `None`
+    /// for definitions a host made without one.
+    pub source: Option<ArcStr>,
 }
 
 /// The user namespace: definitions in the order they were first made.

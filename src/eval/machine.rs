@@ -428,9 +428,12 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
             Expr::Capture(i) => Ok(f.captures[*i as usize].clone()),
-            Expr::Global(g) => self
-                .global(&g.name, g.fallback)
-                .map_err(|e| e.with_span(g.span).into()),
+            Expr::Global(g) => match (self.globals.get(&g.name), g.builtin) {
+                (None, Some(native)) => Ok(Value::Native(native)),
+                _ => self
+                    .global(&g.name, g.fallback)
+                    .map_err(|e| e.with_span(g.span).into()),
+            },
             Expr::Data(name, span) => self.data(name).map_err(|e| with_span(e, *span)),
             Expr::ToolRef(name, span) => self.tool_ref(name).map_err(|e| with_span(e, *span)),
             Expr::History(0) => Ok(self.last_error.clone()),
@@ -512,7 +515,6 @@ impl<'h> Interp<'h> {
             }
             Expr::Return(e) => Err(Flow::Return(self.eval(e, f)?)),
             Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
-            Expr::Raise(msg, span) => Err(Error::execution(msg.as_str()).with_span(*span).into()),
         }
     }
 
@@ -629,14 +631,6 @@ impl<'h> Interp<'h> {
 
     #[inline(never)]
     fn eval_def(&mut self, def: &super::expr::Def, f: Frame<'_>) -> EvalResult {
-        if self.registry.lookup(&def.name).is_some() {
-            return Err(Error::validation(format!(
-                "Cannot redefine the builtin `{}`; choose another name",
-                def.name
-            ))
-            .with_span(def.span)
-            .into());
-        }
         if def.once && self.globals.get(&def.name).is_some() {
             return Ok(Value::Var(def.name.clone()));
         }
@@ -647,6 +641,7 @@ impl<'h> Interp<'h> {
             Definition {
                 value,
                 doc: def.doc.clone(),
+                source: Some(def.source.clone()),
             },
         );
         Ok(Value::Var(def.name.clone()))
@@ -657,14 +652,11 @@ impl<'h> Interp<'h> {
         let subject = self.eval(&node.subject, f)?;
         match node.table.iter().find(|(v, _)| *v == subject) {
             Some((_, i)) => self.eval(&node.branches[*i], f),
+            // The specification (§5.7): no match and no default is nil
+            // (Clojure throws).
             None => match &node.default {
                 Some(d) => self.eval(d, f),
-                None => Err(Error::execution(format!(
-                    "No `case` clause matches {}",
-                    pr_str(&subject)
-                ))
-                .with_span(node.span)
-                .into()),
+                None => Ok(Value::Nil),
             },
         }
     }

@@ -270,7 +270,7 @@ impl Session {
         check: impl FnOnce(&TurnOutcome) -> std::result::Result<(), TurnError>,
     ) -> &Turn {
         let started = Instant::now();
-        let compiled = Program::compile_with_limits(program, &self.limits);
+        let compiled = Program::compile_for(program, &self.limits, &self.globals);
         self.run_turn(program, compiled, started, check)
     }
 
