@@ -176,7 +176,7 @@ mod tests {
         let prompt = system_prompt(PromptOptions::default());
         for b in crate::builtins::registry()
             .iter()
-            .filter(|b| b.group != "unsupported")
+            .filter(|b| b.listed())
         {
             assert!(
                 prompt.split([' ', '\n']).any(|w| w == b.name),

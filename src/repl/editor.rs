@@ -313,7 +313,7 @@ impl ReplHelper {
                 // Refused functions only exist to explain themselves.
                 if registry()
                     .lookup(n)
-                    .is_some_and(|b| b.group != "unsupported")
+                    .is_some_and(|b| b.listed())
                 {
                     add(n.to_string());
                 }

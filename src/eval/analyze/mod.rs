@@ -478,17 +478,41 @@ impl Analyzer {
         let func = self.analyze(head, false)?;
         let args = self.analyze_all(args)?;
         if let Expr::Const(Value::Native(n)) = &func {
-            return Ok(Expr::CallNative(Box::new(NativeCall {
+            let mut call = NativeCall {
                 id: n.id,
                 args,
                 span: form.span,
-            })));
+            };
+            if n.name == "take" {
+                self.take_of_range(&mut call);
+            }
+            return Ok(Expr::CallNative(Box::new(call)));
         }
         Ok(Expr::Call(Box::new(Call {
             func,
             args,
             span: form.span,
         })))
+    }
+
+    /// `(take n (range start end step))` calls one builtin that bounds a
+    /// zero-step range by `n` (specification §8.1); a zero-step range
+    /// anywhere else is an error.
+    fn take_of_range(&self, call: &mut NativeCall) {
+        let [_, Expr::CallNative(inner)] = call.args.as_slice() else {
+            return;
+        };
+        if inner.args.len() != 3 || self.registry.get(inner.id).name != "range" {
+            return;
+        }
+        let Some(take_range) = self.registry.lookup(builtins::TAKE_RANGE) else {
+            return;
+        };
+        let Expr::CallNative(inner) = call.args.pop().expect("two arguments") else {
+            unreachable!("matched above");
+        };
+        call.args.extend(inner.args);
+        call.id = take_range.native.id;
     }
 
     /// Analyze `fn` arities (already split into `(params body...)` groups).
