@@ -766,7 +766,7 @@ impl<'h> Interp<'h> {
                 }
                 if let Some(rest) = rest {
                     let remaining = if seq.len() > items.len() {
-                        Value::vector(seq[items.len()..].iter().cloned())
+                        rest_value(rest, seq[items.len()..].to_vec())?
                     } else {
                         Value::Nil
                     };
@@ -997,7 +997,7 @@ impl<'h> Interp<'h> {
         if let Some(rest) = &arity.rest {
             let remaining: Vec<Value> = args.collect();
             let v = if n > arity.params.len() && !remaining.is_empty() {
-                Value::vector(remaining)
+                rest_value(rest, remaining)?
             } else {
                 Value::Nil
             };
@@ -1207,5 +1207,29 @@ fn capitalize(s: &str) -> String {
     match c.next() {
         Some(first) => first.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+/// The value a rest pattern (`& more`) binds: the remaining items as a
+/// vector, or, for a map pattern (`[& {:keys [a]}]`, keyword arguments),
+/// a map of them taken as key/value pairs (a single map stands for
+/// itself, as in Clojure 1.11).
+fn rest_value(pattern: &Pattern, remaining: Vec<Value>) -> Result<Value, Error> {
+    if !matches!(pattern, Pattern::Map { .. }) {
+        return Ok(Value::vector(remaining));
+    }
+    match remaining.as_slice() {
+        [m @ Value::Map(_)] => Ok(m.clone()),
+        items if items.len() % 2 == 0 => Ok(Value::map(
+            items
+                .chunks(2)
+                .map(|kv| (kv[0].clone(), kv[1].clone()))
+                .collect(),
+        )),
+        items => Err(Error::type_error(format!(
+            "Keyword arguments come in pairs, got {} value{} after the fixed arguments",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        ))),
     }
 }
