@@ -254,7 +254,17 @@ fn pcalls(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, out)
 }
 
+/// `(data "first name")`: the input value of a key that is not a symbol
+/// (`data/first name` cannot be written); also takes a keyword.
+fn data(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    match &args[0] {
+        Value::Str(name) | Value::Keyword(name) => interp.data(name),
+        other => Err(type_error("data", "the name of an input value (a string)", other).into()),
+    }
+}
+
 pub(super) fn register(r: &mut Registry) {
+    r.add("data", "[key]", 1, 1, "The input value under `key`, for keys that are not symbols (`data/first name` cannot be written); `(data \"order_items\")` is `data/order_items`. The data map as a whole is not a value. `(data \"first name\")` => the value of the JSON key \"first name\".", data);
     r.add("println", "[& xs]", 0, MANY, "Print the values separated by spaces (strings unquoted) as one output entry; returns nil. `(println \"count:\" 3)` prints `count: 3`.", println);
     r.add(
         "prn",

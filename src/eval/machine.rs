@@ -1072,22 +1072,32 @@ impl<'h> Interp<'h> {
         err
     }
 
-    fn data(&self, name: &str) -> EvalResult {
-        self.host.data(name).ok_or_else(|| {
-            let names = self.host.data_names();
-            let mut err = Error::new(
-                ErrorKind::Undefined,
-                format!("`data/{name}` is not defined"),
-            );
-            let near = suggest(name, names.iter().map(|s| s.as_str()));
-            if let Some(n) = near.first() {
-                err = err.with_hint(format!("did you mean `data/{n}`?"));
-            } else if !names.is_empty() {
-                let list: Vec<String> = names.iter().map(|n| format!("data/{n}")).collect();
-                err = err.with_hint(format!("available: {}", list.join(", ")));
+    /// `data/name` (and `(data "name")`): the input value called `name`,
+    /// or, when there is none and the name has hyphens, the one with
+    /// underscores instead (`data/order-items` finds `order_items`,
+    /// specification §7.5).
+    pub(crate) fn data(&self, name: &str) -> EvalResult {
+        if let Some(v) = self.host.data(name) {
+            return Ok(v);
+        }
+        if name.contains('-') {
+            if let Some(v) = self.host.data(&name.replace('-', "_")) {
+                return Ok(v);
             }
-            err.into()
-        })
+        }
+        let names = self.host.data_names();
+        let mut err = Error::new(
+            ErrorKind::Undefined,
+            format!("{} is not defined", data_reference(name)),
+        );
+        let near = suggest(name, names.iter().map(|s| s.as_str()));
+        if let Some(n) = near.first() {
+            err = err.with_hint(format!("did you mean {}?", data_reference(n)));
+        } else if !names.is_empty() {
+            let list: Vec<String> = names.iter().map(|n| data_reference(n)).collect();
+            err = err.with_hint(format!("available: {}", list.join(", ")));
+        }
+        Err(err.into())
     }
 
     fn tool_ref(&self, name: &str) -> EvalResult {
@@ -1231,5 +1241,23 @@ fn rest_value(pattern: &Pattern, remaining: Vec<Value>) -> Result<Value, Error> 
             items.len(),
             if items.len() == 1 { "" } else { "s" }
         ))),
+    }
+}
+
+/// How a program names an input value: `data/name`, or `(data "name")`
+/// for a key that is not a symbol (`"first name"`, `"2024"`), quoted in
+/// backticks for messages.
+pub(crate) fn data_reference(name: &str) -> String {
+    let symbol_like = name
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_ascii_digit() && c != ':' && c != '\'')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_*+!?<>=.'".contains(c));
+    if symbol_like {
+        format!("`data/{name}`")
+    } else {
+        format!("`(data {})`", crate::value::pr_str(&Value::str(name)))
     }
 }

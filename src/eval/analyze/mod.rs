@@ -317,6 +317,11 @@ impl Analyzer {
             }
             _ => {}
         }
+        if name == "data" && !self.shadowed.contains(name) {
+            // Appendix A: the data map as a whole is not a value.
+            return Err(Error::validation("`data` is not a value: the input as a whole cannot be read")
+                .with_hint("read one value with `data/KEY`, or `(data \"KEY\")` for a key that is not a symbol"));
+        }
         if let Some(b) = self.registry.lookup(name) {
             if !self.shadowed.is_empty() && self.shadowed.contains(name) {
                 return Ok(Expr::Global(Box::new(GlobalRef {
@@ -464,6 +469,15 @@ impl Analyzer {
             if self.lookup(name).is_none() {
                 if let Some(expr) = special::analyze(self, name, args, form, tail)? {
                     return Ok(expr);
+                }
+                if name == "data" && !self.shadowed.contains("data") {
+                    if let Some(b) = self.registry.lookup("data") {
+                        return Ok(Expr::CallNative(Box::new(NativeCall {
+                            id: b.native.id,
+                            args: self.analyze_all(args)?,
+                            span: form.span,
+                        })));
+                    }
                 }
                 if let Some(tool) = name.strip_prefix("tool/") {
                     let args = self.analyze_all(args)?;
