@@ -9,6 +9,7 @@ mod collections;
 mod combinators;
 mod core;
 mod dates;
+mod describe;
 mod format;
 mod interop;
 mod java;
@@ -269,6 +270,8 @@ pub fn registry() -> &'static Registry {
         json::register(&mut r);
         r.group = "functions";
         combinators::register(&mut r);
+        r.group = "core";
+        describe::register(&mut r);
         r.group = "core";
         self::core::register(&mut r);
         // Refused names, so that a docs listing can leave them out.
