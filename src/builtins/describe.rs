@@ -432,7 +432,7 @@ pub(super) fn register(r: &mut Registry) {
         "[x opts?]",
         1,
         2,
-        "A bounded summary of a value's shape: type, count, item and key types, per-key presence, examples, numeric ranges and distinct counts; `opts` `{:paths true :depth 2 :sample 3}` adds every nested path. `(describe [{:a 1} {:a 2 :b \"x\"}])` => `{:type \"vector\", :count 2, ...}`.",
+        "A bounded summary of a value's shape: type, count, item and key types, per-key presence, examples, numeric ranges and distinct counts; `opts` `{:paths true :depth 2 :sample 3}` adds every nested path. `(:item_types (describe [1 \"a\" 2]))` => `{\"integer\" 2, \"string\" 1}`.",
         describe,
     );
 }

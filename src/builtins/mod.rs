@@ -12,6 +12,7 @@ mod dates;
 mod describe;
 mod format;
 mod interop;
+pub mod introspect;
 mod java;
 mod json;
 mod maps;
@@ -272,6 +273,7 @@ pub fn registry() -> &'static Registry {
         combinators::register(&mut r);
         r.group = "core";
         describe::register(&mut r);
+        introspect::register(&mut r);
         r.group = "core";
         self::core::register(&mut r);
         // Refused names, so that a docs listing can leave them out.

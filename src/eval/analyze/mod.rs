@@ -470,6 +470,24 @@ impl Analyzer {
                 if let Some(expr) = special::analyze(self, name, args, form, tail)? {
                     return Ok(expr);
                 }
+                // `(doc map)` documents `map`: a bare symbol argument of
+                // the reference forms is its name (specification §9.9).
+                if matches!(name.as_str(), "doc" | "dir" | "source" | "export-meta")
+                    && !self.shadowed.contains(name.as_str())
+                {
+                    if let [Form {
+                        kind: FormKind::Symbol(target),
+                        span,
+                    }] = args
+                    {
+                        if self.lookup(target).is_none() {
+                            let quoted = [Form::new(FormKind::Str(target.clone()), *span)];
+                            let func = self.analyze(head, false)?;
+                            let args = self.analyze_all(&quoted)?;
+                            return Ok(self.call(func, args, form.span));
+                        }
+                    }
+                }
                 if name == "data" && !self.shadowed.contains("data") {
                     if let Some(b) = self.registry.lookup("data") {
                         return Ok(Expr::CallNative(Box::new(NativeCall {
@@ -491,22 +509,23 @@ impl Analyzer {
         }
         let func = self.analyze(head, false)?;
         let args = self.analyze_all(args)?;
+        Ok(self.call(func, args, form.span))
+    }
+
+    /// A call of `func`: direct for a builtin.
+    fn call(&self, func: Expr, args: Vec<Expr>, span: Span) -> Expr {
         if let Expr::Const(Value::Native(n)) = &func {
             let mut call = NativeCall {
                 id: n.id,
                 args,
-                span: form.span,
+                span,
             };
             if n.name == "take" {
                 self.take_of_range(&mut call);
             }
-            return Ok(Expr::CallNative(Box::new(call)));
+            return Expr::CallNative(Box::new(call));
         }
-        Ok(Expr::Call(Box::new(Call {
-            func,
-            args,
-            span: form.span,
-        })))
+        Expr::Call(Box::new(Call { func, args, span }))
     }
 
     /// `(take n (range start end step))` calls one builtin that bounds a
