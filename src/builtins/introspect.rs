@@ -294,7 +294,7 @@ fn export_meta(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 pub(super) fn register(r: &mut Registry) {
     r.add("doc", "[name]", 1, 1, "Print the documentation of a builtin, special form or user definition (signature, description, example); returns nil. `(doc map)` also takes a string. `(doc inc)` prints `(inc x)` and its description.", doc);
-    r.add("apropos", "[text]", 1, 1, "The names of the builtins, special forms and user definitions whose name or documentation contains `text` (any case), sorted. `(apropos \"upper-c\")` => `[\"upper-case\"]`.", apropos_fn);
+    r.add("apropos", "[text]", 1, 1, "The names of the builtins, special forms and user definitions whose name or documentation contains `text` (any case), sorted. `(apropos \"upper\")` gives a vector holding `\"upper-case\"`.", apropos_fn);
     r.add("dir", "[ns?]", 0, 1, "`(dir)`: the namespaces holding definitions (`[\"user\"]` once something is defined); `(dir user)`: its definitions as `user/name`. `(dir)` => `[]`.", dir);
     r.add("source", "[name]", 1, 1, "Print the form that defined a user definition; returns nil. `(source f)` prints `(defn f [x] ...)`.", source);
     r.add("export-meta", "[name]", 1, 1, "A user definition described as data (`:ref`, `:kind`, `:call`, `:doc`, ...), or nil. `(export-meta \"user/nothing\")` => `nil`.", export_meta);

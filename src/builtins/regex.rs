@@ -360,8 +360,8 @@ fn extract_int(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 pub(super) fn register(r: &mut Registry) {
     r.add("re-split", "[re s]", 2, 2, "Split `s` on every match of the regex (a pattern string is compiled); trailing empty parts are dropped. `(re-split #\"\\s+\" \"a  b c\")` => `[\"a\" \"b\" \"c\"]`.", re_split);
-    r.add("extract", "[pattern s n?]", 2, 3, "Capture group `n` (default 1; 0 is the whole match) of the first match of `pattern` (a regex or a pattern string) in `s`; nil when nothing matches. `(extract \"ID:(\\d+)\" \"ID:42\")` => `\"42\"`.", extract);
-    r.add("extract-int", "[pattern s n? default?]", 2, 4, "Like `extract`, parsed as an integer; `default` (nil) when nothing matches or the group is not an integer. `(extract-int \"age=(\\d+)\" \"age=25\")` => `25`.", extract_int);
+    r.add("extract", "[pattern s n?]", 2, 3, "Capture group `n` (default 1; 0 is the whole match) of the first match of `pattern` (a regex or a pattern string) in `s`; nil when nothing matches. `(extract \"ID:(\\\\d+)\" \"ID:42\")` => `\"42\"`.", extract);
+    r.add("extract-int", "[pattern s n? default?]", 2, 4, "Like `extract`, parsed as an integer; `default` (nil) when nothing matches or the group is not an integer. `(extract-int \"age=(\\\\d+)\" \"age=25\")` => `25`.", extract_int);
     r.add("re-pattern", "[s]", 1, 1, "Compile a string into a regex (same as `#\"...\"`). `(re-find (re-pattern \"\\\\d+\") \"ab12\")` => `\"12\"`.", re_pattern);
     r.add("re-find", "[re s]", 2, 2, "The first match: a string, or [match group1 ...] when the regex has groups; nil if none. `(re-find #\"(\\d+)-(\\d+)\" \"10-20\")` => `[\"10-20\" \"10\" \"20\"]`.", re_find);
     r.add("re-matches", "[re s]", 2, 2, "Like re-find, but the whole string must match. `(re-matches #\"\\d+\" \"123\")` => `\"123\"`.", re_matches);
