@@ -67,7 +67,7 @@ pub const SPECIAL_FORMS: &[SpecialFormDoc] = &[
     form("do", "(do exprs...)", "Evaluate in order; the value of the last (nil for none).", "(do (println \"hi\") 2)", Some("2")),
     form("and", "(and exprs...)", "The first falsy value, or the last; stops at the first falsy one.", "(and 1 :x nil 3)", Some("nil")),
     form("or", "(or exprs...)", "The first truthy value, or the last; stops at the first truthy one.", "(or nil false :x)", Some(":x")),
-    form("quote", "(quote form) or 'form", "The form itself, unevaluated.", "'(1 2)", Some("[1 2]")),
+    form("quote", "(quote form) or 'form", "The form itself, unevaluated.", "(quote (1 2))", Some("(1 2)")),
     form("var", "(var name) or #'name", "The value of `name`, as the plain symbol gives it (there are no first-class vars).", "(def x 5) #'x", Some("5")),
     form("->", "(-> x forms...)", "Thread `x` as the first argument through the forms.", "(-> {:a 1} (assoc :b 2) (get :b))", Some("2")),
     form("->>", "(->> x forms...)", "Thread `x` as the last argument through the forms.", "(->> [1 2 3] (map inc) (filter even?))", Some("[2 4]")),

@@ -682,6 +682,10 @@ fn def_name(form: &Form) -> Result<&str> {
         ))
             .with_span(form.span))
         }
+        FormKind::Symbol(s) if is_special(s) => Err(Error::validation(format!(
+            "Cannot define `{s}`: it is a special form; choose another name"
+        ))
+        .with_span(form.span)),
         FormKind::Symbol(s) => Ok(s.strip_prefix("user/").unwrap_or(s)),
         _ => Err(Error::validation("Expected a name to define").with_span(form.span)),
     }
