@@ -63,6 +63,9 @@ fn changed_semantics() {
     assert_fails!("(keyword \"+\")", "cannot make a keyword");
     assert_eval!("[(keyword \"ok-name?\") (keyword nil) (keyword :k)]", "[:ok-name? nil :k]");
     assert_eval!("[(type 1) (type 1.5) (type nil) (type [])]", "[:number :number nil :vector]");
+    // An unknown string escape is kept as written (§3.4).
+    assert_eval!("(count \"a\\qb\")", "4");
+    assert_eval!("(re-find (re-pattern \"\\d+\") \"ab12\")", "\"12\"");
 }
 
 #[test]
