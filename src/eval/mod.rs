@@ -74,6 +74,15 @@ impl Program {
         })
     }
 
+    /// Analyze forms that were already read, to run in the user namespace
+    /// `globals` (see [`Program::compile_for`]).
+    pub fn from_forms_for(forms: &[reader::Form], globals: &Globals) -> Result<Program> {
+        let root = analyze::analyze_program(forms, &|name| globals.get(name).is_some())?;
+        Ok(Program {
+            root: Arc::new(root),
+        })
+    }
+
     /// Analyze forms that were already read. Only the program's own
     /// definitions shadow builtins (see [`Program::compile_for`]).
     pub fn from_forms(forms: &[reader::Form]) -> Result<Program> {

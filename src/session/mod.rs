@@ -275,7 +275,9 @@ impl Session {
     }
 
     /// Run `compiled`, the program read and analyzed from `source`
-    /// beforehand, as the next turn (like [`Session::eval`]; the time
+    /// beforehand (with [`Program::compile_for`] or
+    /// [`Program::from_forms_for`] over [`Session::globals`], so that
+    /// definitions shadow builtins), as the next turn (like [`Session::eval`]; the time
     /// limit counts from now). For hosts that time the phases apart or
     /// run one program many times.
     pub fn eval_compiled(&mut self, source: &str, compiled: Program) -> &Turn {
