@@ -49,8 +49,14 @@ fn changed_semantics() {
     assert_fails!("(var nope)", "Undefined symbol `nope`");
     assert_eval!("(for [x [1 2]] (* x 2) (* x 10))", "[10 20]");
     assert_fails!("(for [x [1 2]])", "needs a body");
-    assert_eval!("[(even? 4.0) (odd? 3.0) (even? 4.5) (odd? ##Inf)]", "[true true false false]");
-    assert_eval!("[(coll? {}) (coll? #{}) (coll? \"a\")]", "[true true false]");
+    assert_eval!(
+        "[(even? 4.0) (odd? 3.0) (even? 4.5) (odd? ##Inf)]",
+        "[true true false false]"
+    );
+    assert_eval!(
+        "[(coll? {}) (coll? #{}) (coll? \"a\")]",
+        "[true true false]"
+    );
     assert_eval!("(flatten [1 #{2} {:a 3} [4]])", "[1 #{2} {:a 3} 4]");
     assert_eval!("(int ##NaN)", "0");
     assert_fails!("(int \"5\")", "`int` expected a number");
@@ -61,8 +67,14 @@ fn changed_semantics() {
     assert_fails!("(keyword \"a/b\")", "cannot make a keyword");
     assert_fails!("(keyword \"\")", "cannot make a keyword");
     assert_fails!("(keyword \"+\")", "cannot make a keyword");
-    assert_eval!("[(keyword \"ok-name?\") (keyword nil) (keyword :k)]", "[:ok-name? nil :k]");
-    assert_eval!("[(type 1) (type 1.5) (type nil) (type [])]", "[:number :number nil :vector]");
+    assert_eval!(
+        "[(keyword \"ok-name?\") (keyword nil) (keyword :k)]",
+        "[:ok-name? nil :k]"
+    );
+    assert_eval!(
+        "[(type 1) (type 1.5) (type nil) (type [])]",
+        "[:number :number nil :vector]"
+    );
     // An unknown string escape is kept as written (§3.4).
     assert_eval!("(count \"a\\qb\")", "4");
     assert_eval!("(re-find (re-pattern \"\\d+\") \"ab12\")", "\"12\"");
@@ -71,7 +83,10 @@ fn changed_semantics() {
 #[test]
 fn find_is_associative_with_the_predicate_form_kept() {
     assert_eval!("(find [10 20 30] 2)", "[2 30]");
-    assert_eval!("[(find [10 20] 5) (find [10 20] -1) (find nil :a)]", "[nil nil nil]");
+    assert_eval!(
+        "[(find [10 20] 5) (find [10 20] -1) (find nil :a)]",
+        "[nil nil nil]"
+    );
     assert_eval!("(find {:a nil} :a)", "[:a nil]");
     assert_eval!("(find even? [1 4 5])", "4");
     assert_eval!("(find :ok [{:ok false} {:ok 1}])", "{:ok 1}");
@@ -93,7 +108,10 @@ fn zero_step_range_is_bounded_by_take() {
 #[test]
 fn parallel_map_over_several_collections_and_hex_floats() {
     assert_eval!("(pmap + [1 2 3] [10 20])", "[11 22]");
-    assert_eval!("(pmap vector [1 2] [:a :b] [\"x\" \"y\"])", "[[1 :a \"x\"] [2 :b \"y\"]]");
+    assert_eval!(
+        "(pmap vector [1 2] [:a :b] [\"x\" \"y\"])",
+        "[[1 :a \"x\"] [2 :b \"y\"]]"
+    );
     assert_eval!("(Double/parseDouble \"0x1.8p0\")", "1.5");
     assert_eval!("(Double/parseDouble \" -0X.8P2d \")", "-2.0");
     assert_fails!("(Double/parseDouble \"0x1.8\")", "cannot parse");
@@ -115,9 +133,18 @@ fn require_aliases_and_namespaces() {
         "(require '[clojure.string :as s]) (s/join \"-\" (map s/upper-case [\"a\" \"b\"]))",
         "\"A-B\""
     );
-    assert_eval!("(ns app (:require [clojure.set :as set2])) (set2/union #{1} #{2})", "#{1 2}");
-    assert_eval!("(require 'clojure.walk) (clojure.walk/postwalk identity [1])", "[1]");
-    assert_fails!("(require '[clojure.data.json :as json])", "Namespace `clojure.data.json` is not available");
+    assert_eval!(
+        "(ns app (:require [clojure.set :as set2])) (set2/union #{1} #{2})",
+        "#{1 2}"
+    );
+    assert_eval!(
+        "(require 'clojure.walk) (clojure.walk/postwalk identity [1])",
+        "[1]"
+    );
+    assert_fails!(
+        "(require '[clojure.data.json :as json])",
+        "Namespace `clojure.data.json` is not available"
+    );
     assert_fails!("(s/join [1])", "`s/join` is not available");
 }
 
@@ -126,7 +153,10 @@ fn definitions_shadow_builtins_within_a_program_and_across_turns() {
     assert_eval!("(defn avg [xs] :mine) (avg [1 2])", ":mine");
     // Before the definition runs, and when it never does, the builtin answers.
     assert_eval!("(if false (defn avg [xs] :mine)) (avg [1 3])", "2.0");
-    assert_eval!("(defn inc [x] (+ x 100)) [(inc 1) (clojure.core/inc 1)]", "[101 2]");
+    assert_eval!(
+        "(defn inc [x] (+ x 100)) [(inc 1) (clojure.core/inc 1)]",
+        "[101 2]"
+    );
     let mut s = Session::new();
     assert_eq!(ok(&mut s, "(defn avg [xs] (count xs))"), "#'avg");
     assert_eq!(ok(&mut s, "(avg [5 5 5])"), "3");
@@ -182,7 +212,10 @@ fn data_keys_by_underscore_fallback_and_by_string() {
     assert!(hint.contains("`(data \"first name\")`"), "{hint}");
     assert!(hint.contains("`data/order_items`"), "{hint}");
     let whole = eval("(keys data)").unwrap_err();
-    assert!(whole.to_string().contains("`data` is not a value"), "{whole}");
+    assert!(
+        whole.to_string().contains("`data` is not a value"),
+        "{whole}"
+    );
     assert_eq!(pr_str(&eval("(let [data 1] data)").unwrap()), "1");
     // Keyword accessors fall back from hyphens to underscores too.
     assert_eval!("(:turn-summaries {\"turn_summaries\" 1})", "1");
@@ -195,7 +228,10 @@ fn describe_summarizes_shape() {
         "(describe [{\"event\" \"turn\"} {\"event\" \"done\" \"ok\" true}])",
         "{:type \"vector\", :count 2, :scanned 2, :item_types {\"map\" 2}, :key_types {\"string\" 3}, :keys {\"event\" {:types {\"string\" 2}, :examples [\"turn\" \"done\"], :distinct_count 2, :present 2, :pct 100.0}, \"ok\" {:types {\"boolean\" 1}, :examples [true], :distinct_count 1, :present 1, :pct 50.0}}}"
     );
-    assert_eval!("(:range (get-in (describe {:n 4}) [:keys \":n\"]))", "{:min 4, :max 4}");
+    assert_eval!(
+        "(:range (get-in (describe {:n 4}) [:keys \":n\"]))",
+        "{:min 4, :max 4}"
+    );
     assert_eval!("(:sample (describe \"hi\"))", "\"hi\"");
     assert_eval!(
         "(keys (:paths (describe [{:u {:e 1}}] {:paths true :depth 2})))",
@@ -204,7 +240,10 @@ fn describe_summarizes_shape() {
     assert_eval!("(:examples (get-in (describe [1 2 3 4 5]) [:keys]))", "nil");
     assert_eval!("(count (:examples (describe 1 {:sample 1})))", "1");
     // Caps bound the work and are reported.
-    assert_eval!("(:caps_hit (describe (vec (range 2000))))", "[\"max_items\"]");
+    assert_eval!(
+        "(:caps_hit (describe (vec (range 2000))))",
+        "[\"max_items\"]"
+    );
     assert_fails!("(describe [] 5)", "options map");
 }
 
@@ -213,17 +252,31 @@ fn introspection_in_programs() {
     let mut s = Session::new();
     let turn = s.eval("(doc map)").clone();
     assert_eq!(turn.result().map(pr_str).as_deref(), Some("nil"));
-    assert!(turn.prints[0].starts_with("(map f coll"), "{:?}", turn.prints);
-    assert!(turn.prints.join("\n").contains("`(map inc [1 2])` => `[2 3]`"));
+    assert!(
+        turn.prints[0].starts_with("(map f coll"),
+        "{:?}",
+        turn.prints
+    );
+    assert!(turn
+        .prints
+        .join("\n")
+        .contains("`(map inc [1 2])` => `[2 3]`"));
     let turn = s.eval("(doc \"when-let\")").clone();
-    assert!(turn.prints[0].contains("(special form)"), "{:?}", turn.prints);
+    assert!(
+        turn.prints[0].contains("(special form)"),
+        "{:?}",
+        turn.prints
+    );
     let turn = s.eval("(doc no-such-thing)").clone();
     assert_eq!(turn.prints, ["No documentation for `no-such-thing`"]);
     assert_eq!(ok(&mut s, "(apropos \"  \")"), "[]");
     let found = ok(&mut s, "(apropos \"UPPER-c\")");
     assert!(found.contains("\"upper-case\""), "{found}");
     assert_eq!(ok(&mut s, "(dir)"), "[]");
-    ok(&mut s, "(defn area \"Square area\" [w] (* w w)) (def unit 1)");
+    ok(
+        &mut s,
+        "(defn area \"Square area\" [w] (* w w)) (def unit 1)",
+    );
     assert_eq!(ok(&mut s, "(dir)"), "[\"user\"]");
     assert_eq!(ok(&mut s, "(dir user)"), "[\"user/area\" \"user/unit\"]");
     assert!(ok(&mut s, "(apropos \"square\")").contains("\"user/area\""));
@@ -243,7 +296,10 @@ fn introspection_in_programs() {
     );
     assert_eq!(ok(&mut s, "(export-meta 'nothing)"), "nil");
     // They are functions: they compose.
-    assert_eq!(ok(&mut s, "(map :kind (map export-meta (dir user)))"), "[\"function\" \"value\"]");
+    assert_eq!(
+        ok(&mut s, "(map :kind (map export-meta (dir user)))"),
+        "[\"function\" \"value\"]"
+    );
 }
 
 /// Issue 14: every builtin and every special form documents itself with a
@@ -257,11 +313,18 @@ fn every_builtin_and_special_form_has_signature_text_and_example() {
         let doc = doc_text(b.name).unwrap_or_else(|| panic!("`{}` has no doc", b.name));
         let (signature, text) = doc.split_once('\n').expect("a signature line and a text");
         assert!(signature.starts_with(&format!("({}", b.name)), "{doc}");
-        assert!(text.trim().len() > 10 && text.contains("`("), "`{}`: {doc}", b.name);
+        assert!(
+            text.trim().len() > 10 && text.contains("`("),
+            "`{}`: {doc}",
+            b.name
+        );
     }
     for name in ptc_lisp::eval::special_forms() {
         let doc = doc_text(name).unwrap_or_else(|| panic!("special form `{name}` has no doc"));
-        assert!(doc.contains("(special form)") && doc.contains("`("), "{doc}");
+        assert!(
+            doc.contains("(special form)") && doc.contains("`("),
+            "{doc}"
+        );
     }
     for form in SPECIAL_FORMS {
         let result = crate::util::eval(form.example);
@@ -314,7 +377,10 @@ fn repl_doc_finds_tools_by_bare_name_and_apropos_lists_names() {
         ":doc search\n:doc map\n:doc for\n:apropos upper-c\n:apropos the docs\n(defn f [x] x)\n(f 1)\n:doc f\n",
     );
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("tool/search (query :string) -> [:string]\n  Search the docs"), "{out}");
+    assert!(
+        out.contains("tool/search (query :string) -> [:string]\n  Search the docs"),
+        "{out}"
+    );
     assert!(out.contains("(map f coll"), "{out}");
     assert!(out.contains("(for [x coll"), "{out}");
     assert!(out.contains("\nupper-case\n"), "{out}");

@@ -161,7 +161,10 @@ fn def_and_defn() {
     // Definitions shadow builtins (specification §5.13).
     assert_eval!("(def map {}) map", "{}");
     assert_eval!("(defn filter [x] x) (filter 5)", "5");
-    assert_eval!("(defn filter [x] x) (clojure.core/filter odd? [1 2])", "[1]");
+    assert_eval!(
+        "(defn filter [x] x) (clojure.core/filter odd? [1 2])",
+        "[1]"
+    );
     assert_fails!("(def data/x 1)", "read-only");
     assert_fails!("(defn f [x] x) (f 1 2)", "expects 1 argument, got 2");
 }

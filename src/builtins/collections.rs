@@ -216,7 +216,12 @@ fn find(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         Value::Nil => return Ok(Value::Nil),
         Value::Native(_) | Value::Fn(_) | Value::Keyword(_) | Value::Set(_) => {}
         other => {
-            return Err(type_error("find", "a map or vector (or a predicate and a collection)", other).into())
+            return Err(type_error(
+                "find",
+                "a map or vector (or a predicate and a collection)",
+                other,
+            )
+            .into())
         }
     }
     for item in seq_items(&args[1], "find")? {
@@ -671,9 +676,11 @@ fn range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         // Exact integer arithmetic: no rounding through floats.
         let (s, e, st) = (*s as i128, *e as i128, *st as i128);
         if st == 0 {
-            return Err(Error::execution("`range` with a step of zero would never end")
-                .with_hint("bound it with `take`: `(take 3 (range 1 5 0))` is `[1 1 1]`")
-                .into());
+            return Err(
+                Error::execution("`range` with a step of zero would never end")
+                    .with_hint("bound it with `take`: `(take 3 (range 1 5 0))` is `[1 1 1]`")
+                    .into(),
+            );
         }
         let count = if (st > 0 && s < e) || (st < 0 && s > e) {
             ((e - s).abs() + st.abs() - 1) / st.abs()
@@ -691,9 +698,11 @@ fn range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     // float steps accumulate rounding exactly as they do there).
     let (e, st) = (as_f64(&end), as_f64(&step));
     if st == 0.0 || st.is_nan() {
-        return Err(Error::execution("`range` with a step of zero would never end")
+        return Err(
+            Error::execution("`range` with a step of zero would never end")
                 .with_hint("bound it with `take`: `(take 3 (range 1 5 0))` is `[1 1 1]`")
-                .into());
+                .into(),
+        );
     }
     let bound = ((e - as_f64(&start)) / st).ceil() + 1.0;
     if bound.is_nan() || bound >= usize::MAX as f64 {
@@ -980,7 +989,14 @@ fn hash_set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 /// Builtins the analyzer calls under names no program can write.
 pub(super) fn register_internal(r: &mut Registry) {
-    r.add(TAKE_RANGE, "[n start end step]", 4, 4, "`(take n (range start end step))`, with a zero step bounded by `take`.", take_range);
+    r.add(
+        TAKE_RANGE,
+        "[n start end step]",
+        4,
+        4,
+        "`(take n (range start end step))`, with a zero step bounded by `take`.",
+        take_range,
+    );
 }
 
 /// The name of [`take_range`] (`#` never starts a symbol the reader makes).

@@ -139,7 +139,9 @@ fn field_summary(values: &[&Value], opts: &Options) -> Map {
         let pick = |better: fn(f64, f64) -> bool| {
             values
                 .iter()
-                .filter(|v| matches!(v, Value::Int(_)) || matches!(v, Value::Float(f) if !f.is_nan()))
+                .filter(|v| {
+                    matches!(v, Value::Int(_)) || matches!(v, Value::Float(f) if !f.is_nan())
+                })
                 .map(|v| (*v).clone())
                 .reduce(|a, b| {
                     let (x, y) = (number(&a), number(&b));
@@ -162,7 +164,12 @@ fn field_summary(values: &[&Value], opts: &Options) -> Map {
     for v in values {
         if !matches!(
             v,
-            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Keyword(_)
+            Value::Nil
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Str(_)
+                | Value::Keyword(_)
         ) {
             continue;
         }
@@ -227,10 +234,18 @@ fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map
             let entries = entries(m, caps);
             out.insert(kw("type"), Value::str("map"));
             out.insert(kw("count"), Value::Int(m.len() as i64));
-            out.insert(kw("key_types"), histogram(entries.iter().map(|(k, _)| type_name(k))));
+            out.insert(
+                kw("key_types"),
+                histogram(entries.iter().map(|(k, _)| type_name(k))),
+            );
             let keys: Map = entries
                 .iter()
-                .map(|(k, v)| (Value::from(render_key(k)), Value::map(field_summary(&[v], opts))))
+                .map(|(k, v)| {
+                    (
+                        Value::from(render_key(k)),
+                        Value::map(field_summary(&[v], opts)),
+                    )
+                })
                 .collect();
             out.insert(kw("keys"), Value::map(keys));
         }
@@ -240,7 +255,10 @@ fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map
             out.insert(kw("type"), Value::str("vector"));
             out.insert(kw("count"), Value::Int(items.len() as i64));
             out.insert(kw("scanned"), Value::Int(items.len() as i64));
-            out.insert(kw("item_types"), histogram(items.iter().map(|v| type_name(v))));
+            out.insert(
+                kw("item_types"),
+                histogram(items.iter().map(|v| type_name(v))),
+            );
             if capped {
                 caps.insert("max_items");
                 out.insert(kw("count_capped"), Value::Bool(true));
@@ -260,7 +278,9 @@ fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map
                         continue;
                     }
                     key_types.push(type_name(k));
-                    let field = fields.entry(name).or_insert_with(|| (k.clone(), Vec::new(), 0));
+                    let field = fields
+                        .entry(name)
+                        .or_insert_with(|| (k.clone(), Vec::new(), 0));
                     field.1.push(v);
                     field.2 += 1;
                 }
@@ -270,7 +290,8 @@ fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map
                 let keys: Map = fields
                     .into_iter()
                     .map(|(name, (_, values, present))| {
-                        let summary = with_presence(field_summary(&values, opts), present, items.len());
+                        let summary =
+                            with_presence(field_summary(&values, opts), present, items.len());
                         (Value::from(name), Value::map(summary))
                     })
                     .collect();
@@ -285,7 +306,10 @@ fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map
             out.insert(kw("type"), Value::str("set"));
             out.insert(kw("count"), Value::Int(s.len() as i64));
             out.insert(kw("scanned"), Value::Int(items.len() as i64));
-            out.insert(kw("item_types"), histogram(items.iter().map(|v| type_name(v))));
+            out.insert(
+                kw("item_types"),
+                histogram(items.iter().map(|v| type_name(v))),
+            );
         }
         scalar => {
             out = field_summary(&[scalar], opts);
@@ -301,6 +325,16 @@ fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map
 struct Paths<'v> {
     found: BTreeMap<String, Vec<(usize, &'v Value)>>,
     values: usize,
+    max_depth: i64,
+}
+
+/// Where a traversal is: map depth, the root item it came from, and how
+/// many vectors deep it is.
+#[derive(Clone, Copy)]
+struct Place {
+    depth: i64,
+    root: usize,
+    list_depth: i64,
 }
 
 impl<'v> Paths<'v> {
@@ -308,14 +342,11 @@ impl<'v> Paths<'v> {
         &mut self,
         value: &'v Value,
         prefix: &str,
-        depth: i64,
-        max_depth: i64,
-        root: usize,
-        list_depth: i64,
+        at: Place,
         caps: &mut BTreeSet<&'static str>,
     ) {
         match value {
-            Value::Map(m) if depth < max_depth => {
+            Value::Map(m) if at.depth < self.max_depth => {
                 let mut keys: Vec<(String, &'v Value)> =
                     m.iter().map(|(k, v)| (path_part(k), v)).collect();
                 keys.sort_by(|a, b| a.0.cmp(&b.0));
@@ -338,14 +369,21 @@ impl<'v> Paths<'v> {
                         continue;
                     }
                     self.values += 1;
-                    self.found.entry(path.clone()).or_default().push((root, child));
-                    self.collect(child, &path, depth + 1, max_depth, root, list_depth, caps);
+                    self.found
+                        .entry(path.clone())
+                        .or_default()
+                        .push((at.root, child));
+                    let deeper = Place {
+                        depth: at.depth + 1,
+                        ..at
+                    };
+                    self.collect(child, &path, deeper, caps);
                 }
             }
             Value::Vector(items) | Value::List(items)
-                if !prefix.is_empty() && depth < max_depth =>
+                if !prefix.is_empty() && at.depth < self.max_depth =>
             {
-                if list_depth >= MAX_DEPTH {
+                if at.list_depth >= MAX_DEPTH {
                     if !items.is_empty() {
                         caps.insert("max_depth");
                     }
@@ -354,8 +392,12 @@ impl<'v> Paths<'v> {
                 if items.len() > MAX_ROOT_ITEMS {
                     caps.insert("max_items");
                 }
+                let inside = Place {
+                    list_depth: at.list_depth + 1,
+                    ..at
+                };
                 for item in items.iter().take(MAX_ROOT_ITEMS) {
-                    self.collect(item, prefix, depth, max_depth, root, list_depth + 1, caps);
+                    self.collect(item, prefix, inside, caps);
                 }
             }
             _ => {}
@@ -372,6 +414,12 @@ fn paths(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Va
     let mut p = Paths {
         found: BTreeMap::new(),
         values: 0,
+        max_depth: opts.depth,
+    };
+    let top = |root| Place {
+        depth: 0,
+        root,
+        list_depth: 0,
     };
     let denominator = match value {
         Value::Vector(items) | Value::List(items) => {
@@ -379,12 +427,12 @@ fn paths(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Va
                 caps.insert("max_items");
             }
             for (i, item) in items.iter().take(MAX_ROOT_ITEMS).enumerate() {
-                p.collect(item, "", 0, opts.depth, i, 0, caps);
+                p.collect(item, "", top(i), caps);
             }
             items.len().min(MAX_ROOT_ITEMS)
         }
         other => {
-            p.collect(other, "", 0, opts.depth, 0, 0, caps);
+            p.collect(other, "", top(0), caps);
             1
         }
     };

@@ -224,7 +224,11 @@ fn dir(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
         Some(ns) => {
             if reference("dir", ns)?.as_str() == "user" {
-                interp.globals.names().map(|n| format!("user/{n}")).collect()
+                interp
+                    .globals
+                    .names()
+                    .map(|n| format!("user/{n}"))
+                    .collect()
             } else {
                 Vec::new()
             }
@@ -264,7 +268,11 @@ fn export_meta(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let params = fn_params(&def.value);
     m.insert(
         kw("kind"),
-        Value::str(if params.is_some() { "function" } else { "value" }),
+        Value::str(if params.is_some() {
+            "function"
+        } else {
+            "value"
+        }),
     );
     m.insert(
         kw("call"),
@@ -276,7 +284,7 @@ fn export_meta(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
                     .and_then(|p| p.strip_suffix(']'))
                     .filter(|p| !p.contains('[') && !p.contains(']'));
                 Value::from(match single {
-                    Some(params) if params.is_empty() => format!("({bare})"),
+                    Some("") => format!("({bare})"),
                     Some(params) => format!("({bare} {params})"),
                     None => format!("({bare} {p})"),
                 })
@@ -284,10 +292,7 @@ fn export_meta(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             None => Value::str(bare),
         },
     );
-    m.insert(
-        kw("doc"),
-        def.doc.clone().map_or(Value::Nil, Value::Str),
-    );
+    m.insert(kw("doc"), def.doc.clone().map_or(Value::Nil, Value::Str));
     m.insert(kw("visibility"), Value::str("public"));
     Ok(Value::map(m))
 }

@@ -263,7 +263,14 @@ fn hex_float(text: &str) -> Option<f64> {
             return None;
         }
         // Beyond this every double is zero or infinite anyway.
-        exponent.parse::<i64>().unwrap_or(if exponent.starts_with('-') { i64::MIN } else { i64::MAX }).clamp(-5000, 5000) as i32
+        exponent
+            .parse::<i64>()
+            .unwrap_or(if exponent.starts_with('-') {
+                i64::MIN
+            } else {
+                i64::MAX
+            })
+            .clamp(-5000, 5000) as i32
     };
     let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
     if int_part.is_empty() && frac_part.is_empty() {

@@ -100,8 +100,11 @@ fn sub(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// or `##NaN`.
 fn div(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let first = num("/", &args[0])?;
-    let divide_by_zero = || Error::arithmetic("Divide by zero: `/` with an integer zero divisor")
-        .with_hint("divide by a float, `(/ x 0.0)`, for ##Inf, or test the divisor with `zero?` first");
+    let divide_by_zero = || {
+        Error::arithmetic("Divide by zero: `/` with an integer zero divisor").with_hint(
+            "divide by a float, `(/ x 0.0)`, for ##Inf, or test the divisor with `zero?` first",
+        )
+    };
     if args.len() == 1 {
         if matches!(first, Num::I(0)) {
             return Err(divide_by_zero().into());
@@ -471,7 +474,13 @@ pub(super) fn register(r: &mut Registry) {
     r.alias("long", "int");
     // Clojure's auto-promoting variants: integers here are 64-bit, and
     // overflow is an arithmetic error either way.
-    for (promoting, plain) in [("+'", "+"), ("-'", "-"), ("*'", "*"), ("inc'", "inc"), ("dec'", "dec")] {
+    for (promoting, plain) in [
+        ("+'", "+"),
+        ("-'", "-"),
+        ("*'", "*"),
+        ("inc'", "inc"),
+        ("dec'", "dec"),
+    ] {
         r.alias(promoting, plain);
     }
     r.add(

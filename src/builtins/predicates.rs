@@ -300,7 +300,14 @@ pub(super) fn register(r: &mut Registry) {
         "True for sets. `(set? #{1})` => `true`.",
         is_set,
     );
-    r.add("coll?", "[x]", 1, 1, "True for vectors, lists, maps and sets (not strings). `(coll? {:a 1})` => `true`.", is_coll);
+    r.add(
+        "coll?",
+        "[x]",
+        1,
+        1,
+        "True for vectors, lists, maps and sets (not strings). `(coll? {:a 1})` => `true`.",
+        is_coll,
+    );
     r.add(
         "sequential?",
         "[x]",

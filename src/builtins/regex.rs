@@ -333,8 +333,7 @@ fn extract_group(who: &str, args: &[Value]) -> Result<Option<String>, Error> {
     let Ok(n) = usize::try_from(n) else {
         return Ok(None);
     };
-    Ok(captures_at(&re, s, 0)?
-        .and_then(|caps| caps.get(n).map(|m| m.as_str().to_string())))
+    Ok(captures_at(&re, s, 0)?.and_then(|caps| caps.get(n).map(|m| m.as_str().to_string())))
 }
 
 /// `(extract pattern s n?)`: capture group `n` (default 1, 0 is the whole

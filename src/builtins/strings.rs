@@ -44,12 +44,14 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         // separator is a regex; a one-character string is accepted
         // (characters are one-character strings), a longer one is not.
         (Value::Str(sep), _) if sep.chars().nth(1).is_some() => {
-            return Err(type_error("split", "a regex or a one-character separator", &args[1])
-                .with_hint(format!(
-                    "a separator of several characters must be a regex: `(split s #\"{}\")`",
-                    regex_literal(sep)
-                ))
-                .into())
+            return Err(
+                type_error("split", "a regex or a one-character separator", &args[1])
+                    .with_hint(format!(
+                        "a separator of several characters must be a regex: `(split s #\"{}\")`",
+                        regex_literal(sep)
+                    ))
+                    .into(),
+            )
         }
         (Value::Str(sep), None) => s.split(sep.as_str()).map(Value::from).collect(),
         (Value::Str(sep), Some(n)) => s.splitn(n, sep.as_str()).map(Value::from).collect(),

@@ -775,7 +775,17 @@ fn read_status_incomplete() {
 #[test]
 fn read_status_invalid() {
     for src in [
-        ")", "(a))", "(a]", "{:a}", "1abc", "(f 1/3", "@x", "#", "\"\\u12G4\"", "#(#(", ":",
+        ")",
+        "(a))",
+        "(a]",
+        "{:a}",
+        "1abc",
+        "(f 1/3",
+        "@x",
+        "#",
+        "\"\\u12G4\"",
+        "#(#(",
+        ":",
     ] {
         match read_status(src) {
             ReadStatus::Invalid(e) => assert_eq!(e.kind(), ErrorKind::Parse, "{src:?}"),

@@ -80,7 +80,6 @@ const HISTORY_FORMAT: FormatOptions = FormatOptions {
 /// Column where `:env` comments start.
 const ENV_COLUMN: usize = 33;
 
-
 /// The names of the special forms `:doc` knows.
 pub(super) fn special_form_names() -> impl Iterator<Item = &'static str> {
     SPECIAL_FORMS.iter().map(|f| f.name)
@@ -158,7 +157,8 @@ impl Repl {
     /// TEXT, as `(apropos "TEXT")` gives them, plus matching tools.
     fn apropos(&self, text: &str) -> bool {
         if text.trim().is_empty() {
-            self.out.error("`:apropos` needs some text, like `:apropos upper`");
+            self.out
+                .error("`:apropos` needs some text, like `:apropos upper`");
             return true;
         }
         let mut names = introspect::apropos(text, self.session.globals());
@@ -173,7 +173,8 @@ impl Repl {
         }
         names.sort_unstable();
         if names.is_empty() {
-            self.out.note(&format!("nothing mentions `{}`", text.trim()));
+            self.out
+                .note(&format!("nothing mentions `{}`", text.trim()));
         } else {
             self.out.line(&names.join("\n"));
         }

@@ -278,7 +278,7 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
     // named call `(tool/search {:query "x" :limit 5})`: an even number of
     // arguments, every other one a keyword naming a parameter (any
     // keyword when the signature declares none).
-    if args.len() >= 2 && args.len() % 2 == 0 {
+    if args.len() >= 2 && args.len().is_multiple_of(2) {
         let pairs = args.chunks(2).all(|kv| match &kv[0] {
             Value::Keyword(k) => params.is_empty() || param_named(params, k).is_some(),
             _ => false,

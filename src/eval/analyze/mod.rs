@@ -358,30 +358,29 @@ impl Analyzer {
             FormKind::Quote(inner) => inner,
             _ => spec,
         };
-        let (ns, options) = match &spec.kind {
-            FormKind::Symbol(ns) => (ns.as_str(), &[][..]),
-            FormKind::Vector(items) => match items.split_first() {
-                Some((
-                    Form {
-                        kind: FormKind::Symbol(ns),
-                        ..
-                    },
-                    options,
-                )) => (ns.as_str(), options),
+        let (ns, options) =
+            match &spec.kind {
+                FormKind::Symbol(ns) => (ns.as_str(), &[][..]),
+                FormKind::Vector(items) => match items.split_first() {
+                    Some((
+                        Form {
+                            kind: FormKind::Symbol(ns),
+                            ..
+                        },
+                        options,
+                    )) => (ns.as_str(), options),
+                    _ => return Err(Error::validation(
+                        "`require` takes a namespace, like `(require '[clojure.string :as str])`",
+                    )
+                    .with_span(spec.span)),
+                },
                 _ => {
                     return Err(Error::validation(
                         "`require` takes a namespace, like `(require '[clojure.string :as str])`",
                     )
                     .with_span(spec.span))
                 }
-            },
-            _ => {
-                return Err(Error::validation(
-                    "`require` takes a namespace, like `(require '[clojure.string :as str])`",
-                )
-                .with_span(spec.span))
-            }
-        };
+            };
         if !CLOJURE_NAMESPACES.contains(&ns) && ns != "json" {
             let mut available: Vec<&str> = CLOJURE_NAMESPACES
                 .iter()

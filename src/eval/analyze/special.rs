@@ -187,8 +187,9 @@ pub(super) fn analyze(
                 span: sym_span,
             }] => a.symbol(sym, *sym_span)?,
             _ => {
-                return Err(Error::validation("`var` takes one symbol, like `(var x)`")
-                    .with_span(span))
+                return Err(
+                    Error::validation("`var` takes one symbol, like `(var x)`").with_span(span)
+                )
             }
         },
         "if" => {
