@@ -428,8 +428,9 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
             Expr::Capture(i) => Ok(f.captures[*i as usize].clone()),
-            Expr::Global(g) => match (self.globals.get(&g.name), g.builtin) {
-                (None, Some(native)) => Ok(Value::Native(native)),
+            Expr::Global(g) => match g.builtin {
+                // A shadowed builtin, while no definition exists.
+                Some(native) if self.globals.get(&g.name).is_none() => Ok(Value::Native(native)),
                 _ => self
                     .global(&g.name, g.fallback)
                     .map_err(|e| e.with_span(g.span).into()),
