@@ -115,6 +115,9 @@ fn histogram<'v>(names: impl Iterator<Item = &'v str>) -> Value {
 /// Types, examples, numeric range and distinct count of some values.
 fn field_summary(values: &[&Value], opts: &Options) -> Map {
     let mut out = Map::new();
+    if !charge(values.len()) {
+        return out;
+    }
     out.insert(kw("types"), histogram(values.iter().map(|v| type_name(v))));
     let mut examples: Vec<Value> = Vec::new();
     let mut seen_examples = HashSet::new();
@@ -193,6 +196,13 @@ fn field_summary(values: &[&Value], opts: &Options) -> Map {
     out
 }
 
+/// Report `items` of work to the run's meter (each may be rendered, up to
+/// a few hundred bytes); false once the program must stop, and the
+/// summary is then cut short (the meter's error replaces it).
+fn charge(items: usize) -> bool {
+    crate::meter::work(u32::try_from(items.saturating_mul(16)).unwrap_or(u32::MAX))
+}
+
 fn number(v: &Value) -> f64 {
     match v {
         Value::Int(n) => *n as f64,
@@ -215,6 +225,9 @@ fn with_presence(mut summary: Map, present: usize, denominator: usize) -> Map {
 /// A map's entries in a stable order (by rendered key), at most
 /// `MAX_MAP_KEYS` of them.
 fn entries(m: &Map, caps: &mut BTreeSet<&'static str>) -> Vec<(Value, Value)> {
+    if !charge(m.len()) {
+        return Vec::new();
+    }
     let mut all: Vec<(String, Value, Value)> = m
         .iter()
         .map(|(k, v)| (render_key(k), k.clone(), v.clone()))
@@ -347,6 +360,9 @@ impl<'v> Paths<'v> {
     ) {
         match value {
             Value::Map(m) if at.depth < self.max_depth => {
+                if !charge(m.len()) {
+                    return;
+                }
                 let mut keys: Vec<(String, &'v Value)> =
                     m.iter().map(|(k, v)| (path_part(k), v)).collect();
                 keys.sort_by(|a, b| a.0.cmp(&b.0));
