@@ -146,6 +146,13 @@ fn require_aliases_and_namespaces() {
         "Namespace `clojure.data.json` is not available"
     );
     assert_fails!("(s/join [1])", "`s/join` is not available");
+    // A session keeps the aliases for later turns; a failed turn's go.
+    let mut s = Session::new();
+    assert_eq!(ok(&mut s, "(require '[clojure.string :as st])"), "nil");
+    assert_eq!(ok(&mut s, "(st/upper-case \"a\")"), "\"A\"");
+    assert!(err(&mut s, "(require '[clojure.set :as cs]) (/ 1 0)").contains("Divide by zero"));
+    assert!(err(&mut s, "(cs/union #{1} #{2})").contains("`cs/union` is not available"));
+    assert_eq!(s.globals().alias("st"), Some("clojure.string"));
 }
 
 #[test]

@@ -997,10 +997,32 @@ pub(super) fn register_internal(r: &mut Registry) {
         "`(take n (range start end step))`, with a zero step bounded by `take`.",
         take_range,
     );
+    r.add(
+        ALIAS,
+        "[alias ns & more]",
+        2,
+        super::MANY,
+        "Keep the aliases a `require` made in the user namespace, for later turns.",
+        record_aliases,
+    );
 }
 
 /// The name of [`take_range`] (`#` never starts a symbol the reader makes).
 pub(crate) const TAKE_RANGE: &str = "#take-range";
+
+/// The name of [`record_aliases`].
+pub(crate) const ALIAS: &str = "#alias";
+
+/// `(require '[clojure.string :as s])` at run time: the user namespace
+/// keeps `s` for later turns (a failed turn rolls it back with the rest).
+fn record_aliases(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    for pair in args.chunks(2) {
+        if let [Value::Str(alias), Value::Str(ns)] = pair {
+            interp.globals.set_alias(alias.clone(), ns.clone());
+        }
+    }
+    Ok(Value::Nil)
+}
 
 pub(super) fn register(r: &mut Registry) {
     r.add(

@@ -68,7 +68,7 @@ impl Program {
     pub fn compile_for(source: &str, limits: &Limits, globals: &Globals) -> Result<Program> {
         let forms = reader::read_program(source)?;
         reader::check_literal_sizes(&forms, limits.max_collection)?;
-        let root = analyze::analyze_program(&forms, &|name| globals.get(name).is_some())?;
+        let root = analyze::analyze_program(&forms, Some(globals))?;
         Ok(Program {
             root: Arc::new(root),
         })
@@ -77,7 +77,7 @@ impl Program {
     /// Analyze forms that were already read, to run in the user namespace
     /// `globals` (see [`Program::compile_for`]).
     pub fn from_forms_for(forms: &[reader::Form], globals: &Globals) -> Result<Program> {
-        let root = analyze::analyze_program(forms, &|name| globals.get(name).is_some())?;
+        let root = analyze::analyze_program(forms, Some(globals))?;
         Ok(Program {
             root: Arc::new(root),
         })
@@ -86,7 +86,7 @@ impl Program {
     /// Analyze forms that were already read. Only the program's own
     /// definitions shadow builtins (see [`Program::compile_for`]).
     pub fn from_forms(forms: &[reader::Form]) -> Result<Program> {
-        let root = analyze::analyze_program(forms, &|_| false)?;
+        let root = analyze::analyze_program(forms, None)?;
         Ok(Program {
             root: Arc::new(root),
         })

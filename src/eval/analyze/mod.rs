@@ -59,13 +59,24 @@ fn namespace_group(ns: &str) -> &'static str {
 /// Analyze a whole program. The result is the body of a zero-argument
 /// arity whose frame holds the program's top-level locals.
 ///
-/// `defined` says whether the user namespace the program will run in
-/// already defines a name: a definition shadows the builtin of the same
-/// name (specification §5.13), and so does a `def`/`defn`/`defonce` of it
-/// anywhere in the program itself. Shadowing is decided here, once, so
-/// the builtin calls of programs that shadow nothing stay direct calls.
-pub(crate) fn analyze_program(forms: &[Form], defined: &dyn Fn(&str) -> bool) -> Result<Arity> {
+/// `globals` is the user namespace the program will run in, when known:
+/// a definition there shadows the builtin of the same name
+/// (specification §5.13), as does a `def`/`defn`/`defonce` of it anywhere
+/// in the program itself, and its `require` aliases hold. Shadowing is
+/// decided here, once, so the builtin calls of programs that shadow
+/// nothing stay direct calls.
+pub(crate) fn analyze_program(
+    forms: &[Form],
+    globals: Option<&crate::eval::Globals>,
+) -> Result<Arity> {
+    let defined = |name: &str| globals.is_some_and(|g| g.get(name).is_some());
     let mut a = Analyzer::new();
+    if let Some(g) = globals {
+        a.aliases = g
+            .aliases()
+            .map(|(alias, ns)| (alias.to_string(), ns.to_string()))
+            .collect();
+    }
     let registry = a.registry;
     let mut shadowed = std::collections::HashSet::new();
     collect_definitions(forms, &mut |name| {
@@ -352,8 +363,9 @@ impl Analyzer {
 
     /// One `require` spec: `'clojure.string`, `'[clojure.string :as s]`
     /// (also unquoted, as inside `ns`). Records the alias for the rest of
-    /// the program; a namespace we do not have is an error that says so.
-    fn require(&mut self, spec: &Form) -> Result<()> {
+    /// the program and pushes it on `made` (the run keeps it for later
+    /// turns); a namespace we do not have is an error that says so.
+    fn require(&mut self, spec: &Form, made: &mut Vec<Expr>) -> Result<()> {
         let spec = match &spec.kind {
             FormKind::Quote(inner) => inner,
             _ => spec,
@@ -404,6 +416,8 @@ impl Analyzer {
                 (FormKind::Keyword(k), Some(FormKind::Symbol(alias))) if k == "as" => {
                     self.aliases.retain(|(a, _)| a != alias);
                     self.aliases.push((alias.clone(), ns.to_string()));
+                    made.push(Expr::Const(Value::str(alias)));
+                    made.push(Expr::Const(Value::str(ns)));
                 }
                 // `:refer`, `:refer-macros`, `:rename`: every function is
                 // already available by its plain name.
@@ -418,6 +432,19 @@ impl Analyzer {
             i += 2;
         }
         Ok(())
+    }
+
+    /// The expression of a `require` (or `ns`): nil, after recording the
+    /// aliases it made in the user namespace.
+    fn required(&self, made: Vec<Expr>, span: Span) -> Expr {
+        match self.registry.lookup(builtins::ALIAS) {
+            Some(alias) if !made.is_empty() => Expr::CallNative(Box::new(NativeCall {
+                id: alias.native.id,
+                args: made,
+                span,
+            })),
+            _ => Expr::nil(),
+        }
     }
 
     fn namespaced(&mut self, ns: &str, local: &str, full: &str, span: Span) -> Result<Expr> {

@@ -159,26 +159,28 @@ pub(super) fn analyze(
         "do" => a.body(args, tail)?,
         "comment" | "import" => Expr::nil(),
         "require" => {
+            let mut made = Vec::new();
             for spec in args {
-                a.require(spec)?;
+                a.require(spec, &mut made)?;
             }
-            Expr::nil()
+            a.required(made, span)
         }
         "ns" => {
             // `(ns name (:require [clojure.string :as s]) ...)`: the
             // name is ignored, the `:require` clauses are honoured.
+            let mut made = Vec::new();
             for clause in args.iter().skip(1) {
                 if let FormKind::List(items) = &clause.kind {
                     if let Some((head, specs)) = items.split_first() {
                         if matches!(&head.kind, FormKind::Keyword(k) if k == "require") {
                             for spec in specs {
-                                a.require(spec)?;
+                                a.require(spec, &mut made)?;
                             }
                         }
                     }
                 }
             }
-            Expr::nil()
+            a.required(made, span)
         }
         "var" => match args {
             // `(var x)` is what the reader makes of `#'x`: the value of `x`.
