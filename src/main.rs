@@ -435,7 +435,8 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
     });
     stats.parse = started.elapsed();
     let started = Instant::now();
-    let program = forms.and_then(|forms| ptc_lisp::eval::Program::from_forms(&forms));
+    let program =
+        forms.and_then(|forms| ptc_lisp::eval::Program::from_forms_for(&forms, loaded.globals()));
     stats.analyze = started.elapsed();
     let program = match program {
         Ok(p) => p,

@@ -448,3 +448,34 @@ fn prompt_prints_the_first_messages_the_agent_sends() {
         "{printed}"
     );
 }
+
+/// JSON keys that are not symbols are listed in the prompt the way a
+/// program reaches them, and that way works.
+#[test]
+fn data_keys_that_are_not_symbols_are_shown_as_they_are_reached() {
+    let data = temp_file(
+        "odd-keys.json",
+        r#"{"first name": "Ann", "order_items": [1, 2], "say \"hi\"": 3}"#,
+    );
+    let data = data.to_str().unwrap();
+    let out = ptc(&["prompt", "--mission", "m", "--data", data], None);
+    let prompt = text(&out.stdout);
+    assert!(prompt.contains("\n(data \"first name\")   "), "{prompt}");
+    assert!(prompt.contains("\n(data \"say \\\"hi\\\"\")"), "{prompt}");
+    assert!(prompt.contains("\ndata/order_items   "), "{prompt}");
+    let out = ptc(
+        &[
+            "eval",
+            "--data",
+            data,
+            r#"[(data "first name") (data "say \"hi\"") data/order-items]"#,
+        ],
+        None,
+    );
+    assert_eq!(
+        text(&out.stdout),
+        "[\"Ann\" 3 [1 2]]\n",
+        "{}",
+        text(&out.stderr)
+    );
+}

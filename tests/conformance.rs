@@ -1,47 +1,99 @@
-//! The specification's own examples as a conformance suite.
+//! The specification's own examples as a conformance suite, for two
+//! revisions of the PTC-Lisp specification.
 //!
-//! `tests/data/spec_examples.json` is extracted from the PTC-Lisp
-//! specification (ptc_runner commit 6da99ff0) by
-//! `tests/conformance/extract_spec_examples.py`. Every example of kind
-//! "value" must evaluate to a value `=` to its expected text (read back
-//! with our own reader), every example of kind "error" must fail.
+//! `tests/data/spec_examples_6da99ff0.json` holds the examples of the
+//! revision the language was first built to (ptc_runner commit 6da99ff0);
+//! `tests/data/spec_examples_current.json` those of the newest revision we
+//! follow, specification and generated function reference together (the
+//! revision is recorded inside the file). Both are written by
+//! `tests/conformance/extract_spec_examples.py --git DIR [REV [OUT]]`.
+//! Every example of kind "value" must evaluate to a value `=` to its
+//! expected text (read back with our own reader), every example of kind
+//! "error" must fail.
 //!
-//! The tables below are the only exceptions, and they are kept honest: an
-//! unlisted failure fails the test, and so does a listed example that now
-//! passes. `tests/conformance/DEVIATIONS.md` is generated from the same
-//! results (`UPDATE_DEVIATIONS=1 cargo test deviations_doc` rewrites it).
+//! Each revision has its own exception tables, and they are kept honest:
+//! an unlisted failure fails the test, and so does a listed example that
+//! now passes. The 6da99ff0 tables are keyed by example id (that file never
+//! changes); the current revision's are keyed by the example's code, so
+//! that updating to a newer revision keeps every entry whose example is
+//! still there. `tests/conformance/DEVIATIONS.md` is generated from the
+//! same results (`UPDATE_DEVIATIONS=1 cargo test deviations_doc` rewrites
+//! it).
 
 use ptc_lisp::eval::Limits;
 use ptc_lisp::value::{pr_str, Value};
 use serde::Deserialize;
 
-/// Examples whose spec text we deliberately do not follow.
-pub const DEVIATIONS: &[(&str, &str)] = &[];
+/// One revision's examples and exception tables.
+pub struct Revision {
+    /// How reports name it (`6da99ff0`, `current`).
+    pub name: &'static str,
+    pub json: &'static str,
+    /// Examples whose text we deliberately do not follow.
+    pub deviations: &'static [(&'static str, &'static str)],
+    /// Examples failing only because a builtin is not implemented yet.
+    pub missing: &'static [(&'static str, &'static str)],
+    /// "value" examples that cannot be checked as written, with the
+    /// reason. (Examples the extractor already marks illustrative, such as
+    /// `; => ...` or prose like `; => filtered list`, are not repeated.)
+    pub illustrative: &'static [(&'static str, &'static str)],
+    /// Examples that need `data/` context, with the JSON object they run
+    /// with.
+    pub context: &'static [(&'static str, &'static str)],
+}
 
-/// Examples failing only because a builtin is not implemented yet (the
-/// reason names it). Pruned when the builtins land.
-pub const MISSING: &[(&str, &str)] = &[];
+/// The revision the language was first built to. Keyed by example id.
+pub const BASELINE: Revision = Revision {
+    name: "6da99ff0",
+    json: include_str!("data/spec_examples_6da99ff0.json"),
+    // Where the current revision contradicts this one, we follow the
+    // current revision.
+    deviations: &[
+        (
+            "S-0093",
+            "the current revision (§5.13, example `(def map {}) ; => #'map`) lets definitions shadow builtins",
+        ),
+        (
+            "S-0319",
+            "the current revision (§8.8, `(even? 4.0) ; => true`) accepts whole floats in `even?`/`odd?`",
+        ),
+        (
+            "S-0321",
+            "the current revision (§8.8, `(even? 4.0) ; => true`) accepts whole floats in `even?`/`odd?`",
+        ),
+    ],
+    missing: &[],
+    illustrative: &[
+        (
+            "S-0194",
+            "`(seq #{1 2 3})`: the spec itself says `[1 2 3] or another order`; set order is unspecified",
+        ),
+        (
+            "S-0359",
+            "`(filter pred [])` in the §11.1 table: `pred` is a placeholder, not a defined function",
+        ),
+    ],
+    // At 6da99ff0 every spec example that reads `data/` or calls a `tool/`
+    // has a prose or `...` result, so none is checkable.
+    context: &[],
+};
 
-/// "value" examples that cannot be checked as written, with the reason.
-/// (Examples the extractor already marks illustrative, such as `; => ...`
-/// or prose like `; => filtered list`, are not repeated here.)
-pub const ILLUSTRATIVE: &[(&str, &str)] = &[
-    (
-        "S-0194",
-        "`(seq #{1 2 3})`: the spec itself says `[1 2 3] or another order`; set order is unspecified",
-    ),
-    (
-        "S-0359",
-        "`(filter pred [])` in the §11.1 table: `pred` is a placeholder, not a defined function",
-    ),
-];
+/// The newest revision we follow. Keyed by the example's code.
+pub const CURRENT: Revision = Revision {
+    name: "current",
+    json: include_str!("data/spec_examples_current.json"),
+    deviations: CURRENT_DEVIATIONS,
+    missing: &[],
+    illustrative: CURRENT_ILLUSTRATIVE,
+    context: &[],
+};
 
-/// Examples that need `data/` context, with the JSON object they run
-/// with. At 6da99ff0 every spec example that reads `data/` or calls a
-/// `tool/` has a prose or `...` result (e.g. `(filter expensive?
-/// data/expenses) ; => filtered list`), so none is checkable and the table
-/// is empty; it is here for examples a later spec adds.
-pub const CONTEXT: &[(&str, &str)] = &[];
+const CURRENT_DEVIATIONS: &[(&str, &str)] = &[];
+
+const CURRENT_ILLUSTRATIVE: &[(&str, &str)] = &[(
+    "(filter pred [])",
+    "the §11.1 table: `pred` is a placeholder, not a defined function",
+)];
 
 #[derive(Debug, Deserialize)]
 pub struct Example {
@@ -57,9 +109,52 @@ pub struct Example {
     pub note: String,
 }
 
-pub fn examples() -> Vec<Example> {
-    serde_json::from_str(include_str!("data/spec_examples.json"))
-        .expect("spec_examples.json is a list of examples")
+#[derive(Debug, Deserialize)]
+struct ExampleFile {
+    revision: String,
+    examples: Vec<Example>,
+}
+
+impl Revision {
+    /// The commit the examples were extracted from, and the examples.
+    pub fn load(&self) -> (String, Vec<Example>) {
+        let file: ExampleFile = serde_json::from_str(self.json)
+            .unwrap_or_else(|e| panic!("{}: the examples file does not parse: {e}", self.name));
+        (file.revision, file.examples)
+    }
+
+    /// Whether a table entry names this example: by id for the baseline,
+    /// by code for the current revision.
+    fn names(&self, key: &str, ex: &Example) -> bool {
+        key == ex.id || key == ex.code
+    }
+
+    fn entry<'a>(&self, table: &[(&str, &'a str)], ex: &Example) -> Option<&'a str> {
+        table
+            .iter()
+            .find(|(key, _)| self.names(key, ex))
+            .map(|(_, reason)| *reason)
+    }
+
+    /// A table re-keyed by example id (code keys resolved), for
+    /// `check_tables`; a key that names no example is kept as is, so that
+    /// `check_tables` reports it.
+    fn by_id(
+        &self,
+        examples: &[Example],
+        table: &'static [(&'static str, &'static str)],
+    ) -> Vec<(String, &'static str)> {
+        table
+            .iter()
+            .map(|(key, reason)| {
+                let id = examples
+                    .iter()
+                    .find(|ex| self.names(key, ex))
+                    .map_or_else(|| key.to_string(), |ex| ex.id.clone());
+                (id, *reason)
+            })
+            .collect()
+    }
 }
 
 /// What running one example gave.
@@ -103,15 +198,11 @@ pub fn describe(result: &Result<Value, ptc_lisp::error::Error>) -> String {
     }
 }
 
-fn lookup<'a>(table: &[(&str, &'a str)], id: &str) -> Option<&'a str> {
-    table.iter().find(|(i, _)| *i == id).map(|(_, r)| *r)
-}
-
-pub fn run_example(ex: &Example) -> Outcome {
-    if ex.kind == "illustrative" || ex.kind == "todo" || lookup(ILLUSTRATIVE, &ex.id).is_some() {
+pub fn run_example(rev: &Revision, ex: &Example) -> Outcome {
+    if ex.kind == "illustrative" || ex.kind == "todo" || rev.entry(rev.illustrative, ex).is_some() {
         return Outcome::Skipped;
     }
-    let data = lookup(CONTEXT, &ex.id).unwrap_or("{}");
+    let data = rev.entry(rev.context, ex).unwrap_or("{}");
     let result = crate::util::eval_with(&ex.code, data, Limits::default());
     match ex.kind.as_str() {
         "error" => match result {
@@ -131,17 +222,18 @@ pub fn run_example(ex: &Example) -> Outcome {
 }
 
 /// Check the exception tables against the results; returns the summary.
-pub fn check_tables(
+pub fn check_tables<K: AsRef<str>>(
     suite: &str,
     results: &[(String, Outcome)],
-    deviations: &[(&str, &str)],
-    missing: &[(&str, &str)],
+    deviations: &[(K, &str)],
+    missing: &[(K, &str)],
     show: impl Fn(&str) -> String,
 ) -> (usize, usize) {
     let mut problems = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (id, reason) in deviations.iter().chain(missing) {
-        if !seen.insert(*id) {
+        let id = id.as_ref();
+        if !seen.insert(id) {
             problems.push(format!("{id} is listed twice"));
         }
         if reason.trim().is_empty() {
@@ -188,24 +280,31 @@ fn show_example(ex: &Example) -> String {
     )
 }
 
-pub fn run_all() -> (Vec<Example>, Vec<(String, Outcome)>) {
-    let examples = examples();
+pub fn run_all(rev: &Revision) -> (Vec<Example>, Vec<(String, Outcome)>) {
+    let (_, examples) = rev.load();
     let results = examples
         .iter()
-        .map(|ex| (ex.id.clone(), run_example(ex)))
+        .map(|ex| (ex.id.clone(), run_example(rev, ex)))
         .collect();
     (examples, results)
 }
 
-#[test]
-fn spec_examples() {
-    let (examples, results) = run_all();
-    assert!(examples.len() > 300, "too few examples: {}", examples.len());
-    for (id, _) in ILLUSTRATIVE.iter().chain(CONTEXT) {
-        let ex = examples.iter().find(|e| e.id == *id);
+/// Run one revision's suite and check its tables; returns the report line.
+fn check_revision(rev: &Revision, min_examples: usize) -> String {
+    let (revision, _) = rev.load();
+    let (examples, results) = run_all(rev);
+    assert!(
+        examples.len() >= min_examples,
+        "{}: too few examples: {}",
+        rev.name,
+        examples.len()
+    );
+    for (key, _) in rev.illustrative.iter().chain(rev.context) {
+        let ex = examples.iter().find(|e| rev.names(key, e));
         assert!(
             ex.is_some_and(|e| e.kind == "value" || e.kind == "error"),
-            "{id} is in a table but is not a checkable example"
+            "{}: `{key}` is in a table but is not a checkable example",
+            rev.name
         );
     }
     let show = |id: &str| {
@@ -215,12 +314,28 @@ fn spec_examples() {
             .map(show_example)
             .unwrap_or_default()
     };
-    let (passed, skipped) = check_tables("spec", &results, DEVIATIONS, MISSING, show);
-    println!(
-        "spec examples: {passed} passed, {} deviations, {} missing, {skipped} illustrative",
-        DEVIATIONS.len(),
-        MISSING.len()
-    );
+    let deviations = rev.by_id(&examples, rev.deviations);
+    let missing = rev.by_id(&examples, rev.missing);
+    let suite = format!("spec {} ({})", rev.name, &revision[..revision.len().min(8)]);
+    let (passed, skipped) = check_tables(&suite, &results, &deviations, &missing, show);
+    let checked = examples.len() - skipped;
+    format!(
+        "{suite}: {} examples, {checked} checkable: {passed} pass ({:.1}%), {} deviations, {} missing; {skipped} illustrative",
+        examples.len(),
+        100.0 * passed as f64 / checked.max(1) as f64,
+        rev.deviations.len(),
+        rev.missing.len()
+    )
+}
+
+#[test]
+fn spec_examples_6da99ff0() {
+    println!("{}", check_revision(&BASELINE, 390));
+}
+
+#[test]
+fn spec_examples_current() {
+    println!("{}", check_revision(&CURRENT, 600));
 }
 
 /// The comparison must be able to fail: integers are not floats, order
@@ -250,20 +365,20 @@ pub fn cell(s: &str) -> String {
     )
 }
 
-fn spec_deviation_table() -> String {
-    let (examples, results) = run_all();
-    if DEVIATIONS.is_empty() {
+fn spec_deviation_table(rev: &Revision) -> String {
+    let (examples, results) = run_all(rev);
+    if rev.deviations.is_empty() {
         return "None: every checkable example behaves as the specification says.\n".to_string();
     }
     let mut out = String::from(
         "| id | code | spec says | we give | reason |\n|----|------|-----------|---------|--------|\n",
     );
-    for (id, reason) in DEVIATIONS {
+    for (key, reason) in rev.deviations {
         let ex = examples
             .iter()
-            .find(|e| e.id == *id)
-            .expect("listed id exists");
-        let got = match results.iter().find(|(i, _)| i == id) {
+            .find(|e| rev.names(key, e))
+            .expect("listed example exists");
+        let got = match results.iter().find(|(i, _)| *i == ex.id) {
             Some((_, Outcome::Fail(got))) => got.clone(),
             _ => "(passes)".to_string(),
         };
@@ -274,7 +389,7 @@ fn spec_deviation_table() -> String {
         };
         out.push_str(&format!(
             "| {} (§{}, line {}) | {} | {} | {} | {} |\n",
-            id,
+            ex.id,
             ex.section.split(' ').next().unwrap_or(""),
             ex.line,
             cell(&ex.code),
@@ -298,14 +413,19 @@ fn deviations_doc_is_current() {
          The tables are the `DEVIATIONS` lists of `tests/conformance.rs` and\n\
          `tests/differential.rs`: behaviour we chose deliberately, with the reason.\n\
          Functions not implemented yet are listed separately (`MISSING`) and are not shown here.\n\n\
-         ## Specification examples\n\n\
-         Examples from the PTC-Lisp specification (ptc_runner commit 6da99ff0), extracted into\n\
-         `tests/data/spec_examples.json`.\n\n{}\n\
+         ## Specification examples, current revision\n\n\
+         Examples from the PTC-Lisp specification and its function reference at ptc_runner\n\
+         commit {}, extracted into `tests/data/spec_examples_current.json`.\n\n{}\n\
+         ## Specification examples, revision 6da99ff0\n\n\
+         Examples from the PTC-Lisp specification at ptc_runner commit 6da99ff0, extracted into\n\
+         `tests/data/spec_examples_6da99ff0.json`.\n\n{}\n\
          ## Clojure differential corpus\n\n\
          Expressions of `tests/data/clojure_corpus.txt` where we differ from Clojure 1.11\n\
          (`tests/data/clojure_expected.json`). Values are compared with `=`, so a vector where\n\
          Clojure prints a list is not a difference.\n\n{}",
-        spec_deviation_table(),
+        CURRENT.load().0,
+        spec_deviation_table(&CURRENT),
+        spec_deviation_table(&BASELINE),
         crate::differential::deviation_table()
     );
     if std::env::var_os("UPDATE_DEVIATIONS").is_some() {

@@ -444,7 +444,7 @@ fn help_and_unknown_commands() {
         "{err}"
     );
     assert!(
-        err.contains(":help :doc :env :context :history :tokens"),
+        err.contains(":help :doc :apropos :env :context :history :tokens"),
         "{err}"
     );
 }

@@ -13,6 +13,7 @@ mod compression;
 mod config_cli;
 mod conformance;
 mod corpus;
+mod current_spec;
 mod differential;
 mod history;
 mod history_cli;

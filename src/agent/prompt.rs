@@ -174,10 +174,7 @@ mod tests {
     #[test]
     fn every_builtin_is_in_the_prompt() {
         let prompt = system_prompt(PromptOptions::default());
-        for b in crate::builtins::registry()
-            .iter()
-            .filter(|b| b.group != "unsupported")
-        {
+        for b in crate::builtins::registry().iter().filter(|b| b.listed()) {
             assert!(
                 prompt.split([' ', '\n']).any(|w| w == b.name),
                 "`{}` is missing",

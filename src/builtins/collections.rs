@@ -96,6 +96,30 @@ fn take(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, items.into_iter().take(n).collect())
 }
 
+/// `(take n (range start end step))`, which the analyzer rewrites to this
+/// (the name cannot be written in a program). A zero step is Clojure's
+/// endless repetition of `start` (empty when `start` is `end`), which
+/// `take` bounds (specification §8.1: `(take 3 (range 1 5 0))` is
+/// `[1 1 1]`); any other step is `range` followed by `take`.
+fn take_range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let n = expect_int("take", &args[0])?.max(0) as usize;
+    let bounds = &args[1..];
+    let zero_step = match bounds {
+        [_, _, Value::Int(0)] => true,
+        [_, _, Value::Float(f)] => *f == 0.0,
+        _ => false,
+    };
+    if zero_step && bounds[0].is_number() && bounds[1].is_number() {
+        if bounds[0] == bounds[1] {
+            return Ok(Value::vector([]));
+        }
+        interp.check_size(n)?;
+        return Ok(Value::vector(std::iter::repeat_n(bounds[0].clone(), n)));
+    }
+    let all = range(interp, bounds)?;
+    take(interp, &[args[0].clone(), all])
+}
+
 fn drop(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let n = expect_int("drop", &args[0])?.max(0) as usize;
     if let Value::Vector(v) | Value::List(v) = &args[1] {
@@ -165,13 +189,40 @@ fn remove(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, out)
 }
 
-/// `(find pred coll)` (the specification's) or Clojure's `(find map key)`.
+/// Clojure's associative `(find coll key)` (the current specification,
+/// §8.1): the `[key value]` entry of a map, the `[index item]` of a
+/// vector, nil when absent or for a nil collection. The 6da99ff0
+/// predicate search `(find pred coll)` stays when the first argument is a
+/// function, keyword or set, which no associative lookup takes.
 fn find(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    if let Value::Map(m) = &args[0] {
-        return Ok(match m.get(&args[1]) {
-            Some(v) => Value::vector([args[1].clone(), v.clone()]),
-            None => Value::Nil,
-        });
+    match &args[0] {
+        Value::Map(m) => {
+            return Ok(match m.get(&args[1]) {
+                Some(v) => Value::vector([args[1].clone(), v.clone()]),
+                None => Value::Nil,
+            })
+        }
+        Value::Vector(items) | Value::List(items) => {
+            return Ok(match &args[1] {
+                Value::Int(i) => usize::try_from(*i)
+                    .ok()
+                    .and_then(|i| items.get(i).map(|v| (i, v)))
+                    .map_or(Value::Nil, |(i, v)| {
+                        Value::vector([Value::Int(i as i64), v.clone()])
+                    }),
+                _ => Value::Nil,
+            })
+        }
+        Value::Nil => return Ok(Value::Nil),
+        Value::Native(_) | Value::Fn(_) | Value::Keyword(_) | Value::Set(_) => {}
+        other => {
+            return Err(type_error(
+                "find",
+                "a map or vector (or a predicate and a collection)",
+                other,
+            )
+            .into())
+        }
     }
     for item in seq_items(&args[1], "find")? {
         if interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
@@ -625,7 +676,11 @@ fn range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         // Exact integer arithmetic: no rounding through floats.
         let (s, e, st) = (*s as i128, *e as i128, *st as i128);
         if st == 0 {
-            return Err(Error::execution("`range` with a step of zero would never end").into());
+            return Err(
+                Error::execution("`range` with a step of zero would never end")
+                    .with_hint("bound it with `take`: `(take 3 (range 1 5 0))` is `[1 1 1]`")
+                    .into(),
+            );
         }
         let count = if (st > 0 && s < e) || (st < 0 && s > e) {
             ((e - s).abs() + st.abs() - 1) / st.abs()
@@ -643,7 +698,11 @@ fn range(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     // float steps accumulate rounding exactly as they do there).
     let (e, st) = (as_f64(&end), as_f64(&step));
     if st == 0.0 || st.is_nan() {
-        return Err(Error::execution("`range` with a step of zero would never end").into());
+        return Err(
+            Error::execution("`range` with a step of zero would never end")
+                .with_hint("bound it with `take`: `(take 3 (range 1 5 0))` is `[1 1 1]`")
+                .into(),
+        );
     }
     let bound = ((e - as_f64(&start)) / st).ceil() + 1.0;
     if bound.is_nan() || bound >= usize::MAX as f64 {
@@ -928,6 +987,43 @@ fn hash_set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::set(args.iter().cloned().collect()))
 }
 
+/// Builtins the analyzer calls under names no program can write.
+pub(super) fn register_internal(r: &mut Registry) {
+    r.add(
+        TAKE_RANGE,
+        "[n start end step]",
+        4,
+        4,
+        "`(take n (range start end step))`, with a zero step bounded by `take`.",
+        take_range,
+    );
+    r.add(
+        ALIAS,
+        "[alias ns & more]",
+        2,
+        super::MANY,
+        "Keep the aliases a `require` made in the user namespace, for later turns.",
+        record_aliases,
+    );
+}
+
+/// The name of [`take_range`] (`#` never starts a symbol the reader makes).
+pub(crate) const TAKE_RANGE: &str = "#take-range";
+
+/// The name of [`record_aliases`].
+pub(crate) const ALIAS: &str = "#alias";
+
+/// `(require '[clojure.string :as s])` at run time: the user namespace
+/// keeps `s` for later turns (a failed turn rolls it back with the rest).
+fn record_aliases(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    for pair in args.chunks(2) {
+        if let [Value::Str(alias), Value::Str(ns)] = pair {
+            interp.globals.set_alias(alias.clone(), ns.clone());
+        }
+    }
+    Ok(Value::Nil)
+}
+
 pub(super) fn register(r: &mut Registry) {
     r.add(
         "count",
@@ -1026,7 +1122,7 @@ pub(super) fn register(r: &mut Registry) {
         "Items for which pred is falsy. `(remove even? [1 2 3])` => `[1 3]`.",
         remove,
     );
-    r.add("find", "[pred coll]", 2, 2, "The first item for which pred is truthy, or nil; with a map first, Clojure's `(find m k)` entry. `(find even? [1 2 4])` => `2`.", find);
+    r.add("find", "[coll key]", 2, 2, "The `[key value]` entry of a map, or `[index item]` of a vector, or nil when absent (Clojure's `find`). Extension: with a function, keyword or set first, `(find pred coll)` is the first item for which pred is truthy. `(find [10 20 30] 2)` => `[2 30]`.", find);
     r.add("map", "[f coll & colls]", 1, MANY, "Apply f to each item (or to items of several collections in step). `(map inc [1 2])` => `[2 3]`.", map);
     r.alias("mapv", "map");
     r.add(

@@ -181,8 +181,17 @@ fn identity(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(args[0].clone())
 }
 
+/// The specification's type keywords (§8.7): `:number` for integers and
+/// floats alike, `:vector` for lists (there is no list type), `:unknown`
+/// for what it does not classify (quoted symbols, vars), nil for nil.
 fn type_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::keyword(args[0].type_name()))
+    Ok(match &args[0] {
+        Value::Nil => Value::Nil,
+        Value::Int(_) | Value::Float(_) => Value::keyword("number"),
+        Value::List(_) => Value::keyword("vector"),
+        Value::Symbol(_) | Value::Var(_) | Value::Reduced(_) => Value::keyword("unknown"),
+        other => Value::keyword(other.type_name()),
+    })
 }
 
 fn apply(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -208,12 +217,26 @@ fn apply(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// `pmap` runs its calls concurrently (see `Interp::call_parallel`):
 /// results in order, `def`s in branches discarded, their `println` output
 /// not captured, as the specification says.
+///
+/// With several collections f takes one item of each, stopping at the
+/// shortest, as `map` does (specification §8.1).
 fn pmap(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let f = &args[0];
-    let calls = seq_items(&args[1], "pmap")?
-        .into_iter()
-        .map(|item| (f.clone(), vec![item]))
-        .collect();
+    let calls = if args.len() == 2 {
+        seq_items(&args[1], "pmap")?
+            .into_iter()
+            .map(|item| (f.clone(), vec![item]))
+            .collect()
+    } else {
+        let colls = args[1..]
+            .iter()
+            .map(|c| seq_items(c, "pmap"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = colls.iter().map(Vec::len).min().unwrap_or(0);
+        (0..n)
+            .map(|i| (f.clone(), colls.iter().map(|c| c[i].clone()).collect()))
+            .collect()
+    };
     let out = interp.call_parallel(calls, |_, e| e)?;
     vector_result(interp, out)
 }
@@ -231,7 +254,17 @@ fn pcalls(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, out)
 }
 
+/// `(data "first name")`: the input value of a key that is not a symbol
+/// (`data/first name` cannot be written); also takes a keyword.
+fn data(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    match &args[0] {
+        Value::Str(name) | Value::Keyword(name) => interp.data(name),
+        other => Err(type_error("data", "the name of an input value (a string)", other).into()),
+    }
+}
+
 pub(super) fn register(r: &mut Registry) {
+    r.add("data", "[key]", 1, 1, "The input value under `key`, for keys that are not symbols (`data/first name` cannot be written); `(data \"order_items\")` is `data/order_items`. The data map as a whole is not a value. `(data \"first name\")` => the value of the JSON key \"first name\".", data);
     r.add("println", "[& xs]", 0, MANY, "Print the values separated by spaces (strings unquoted) as one output entry; returns nil. `(println \"count:\" 3)` prints `count: 3`.", println);
     r.add(
         "prn",
@@ -256,7 +289,7 @@ pub(super) fn register(r: &mut Registry) {
         "[x]",
         1,
         1,
-        "The type of a value as a keyword. `(type 1)` => `:integer`.",
+        "The type of a value as a keyword: `:number`, `:string`, `:keyword`, `:boolean`, `:vector`, `:map`, `:set`, `:function`, `:regex` (`:unknown` otherwise); nil for nil. `(type 1)` => `:number`.",
         type_fn,
     );
     r.add(
@@ -267,6 +300,6 @@ pub(super) fn register(r: &mut Registry) {
         "Call f with the arguments, spreading the last (a collection). `(apply + 1 [2 3])` => `6`.",
         apply,
     );
-    r.add("pmap", "[f coll]", 2, 2, "Like `map`, calling f on the items concurrently (worth it for tool calls); results in order, defs inside are discarded. `(pmap inc [1 2])` => `[2 3]`.", pmap);
+    r.add("pmap", "[f coll & colls]", 2, MANY, "Like `map`, calling f on the items concurrently (worth it for tool calls); with several collections f takes one item of each, up to the shortest; results in order, defs inside are discarded. `(pmap + [1 2] [10 20])` => `[11 22]`.", pmap);
     r.add("pcalls", "[& fs]", 0, MANY, "Call the zero-argument functions concurrently; a vector of the results in order. `(pcalls #(+ 1 1) #(* 2 3))` => `[2 6]`.", pcalls);
 }

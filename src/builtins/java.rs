@@ -231,6 +231,17 @@ fn parse_double(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         return Ok(Value::Float(f));
     }
     let body = t.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(t);
+    if let Some(hex) = unsigned
+        .strip_prefix("0x")
+        .or_else(|| unsigned.strip_prefix("0X"))
+    {
+        let hex = hex.strip_suffix(['d', 'D', 'f', 'F']).unwrap_or(hex);
+        return match hex_float(hex) {
+            Some(f) if negative => Ok(Value::Float(-f)),
+            Some(f) => Ok(Value::Float(f)),
+            None => Err(unparsable(who, s, "a double").into()),
+        };
+    }
     let valid = body
         .bytes()
         .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
@@ -239,6 +250,53 @@ fn parse_double(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         Ok(f) if valid => Ok(Value::Float(f)),
         _ => Err(unparsable(who, s, "a double").into()),
     }
+}
+
+/// The value of a Java hexadecimal float after its `0x`: hex digits with
+/// an optional point, then the binary exponent Java requires (`1.8p0` is
+/// 1.5, `1p-2` is 0.25).
+fn hex_float(text: &str) -> Option<f64> {
+    let (mantissa, exponent) = text.split_once(['p', 'P'])?;
+    let exponent: i32 = {
+        let digits = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        // Beyond this every double is zero or infinite anyway.
+        exponent
+            .parse::<i64>()
+            .unwrap_or(if exponent.starts_with('-') {
+                i64::MIN
+            } else {
+                i64::MAX
+            })
+            .clamp(-5000, 5000) as i32
+    };
+    let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    // Keep the first 30 significant hex digits (120 bits, more than a
+    // double holds); later integer digits only scale the value.
+    let mut value: u128 = 0;
+    let mut kept = 0;
+    let mut scale = 0i32;
+    for (i, c) in int_part.chars().chain(frac_part.chars()).enumerate() {
+        let d = c.to_digit(16)?;
+        let fractional = i >= int_part.len();
+        if kept < 30 {
+            if value != 0 || d != 0 {
+                kept += 1;
+            }
+            value = value * 16 + u128::from(d);
+            if fractional {
+                scale -= 4;
+            }
+        } else if !fractional {
+            scale += 4;
+        }
+    }
+    Some(value as f64 * 2f64.powi((exponent + scale).clamp(-1100, 1100)))
 }
 
 /// Java's `Boolean.parseBoolean`: true only for "true" in any case.

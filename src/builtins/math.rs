@@ -94,13 +94,33 @@ fn sub(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     fold("-", args, 0, i64::checked_sub, |a, b| a - b)
 }
 
+/// Always a float (specification §8.4). An integer zero divisor while
+/// every operand so far is an integer is an arithmetic error, as in
+/// Clojure; with a float among them, IEEE 754 gives `##Inf`, `##-Inf`
+/// or `##NaN`.
 fn div(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let mut acc = to_f(num("/", &args[0])?);
+    let first = num("/", &args[0])?;
+    let divide_by_zero = || {
+        Error::arithmetic("Divide by zero: `/` with an integer zero divisor").with_hint(
+            "divide by a float, `(/ x 0.0)`, for ##Inf, or test the divisor with `zero?` first",
+        )
+    };
     if args.len() == 1 {
-        return Ok(Value::Float(1.0 / acc));
+        if matches!(first, Num::I(0)) {
+            return Err(divide_by_zero().into());
+        }
+        return Ok(Value::Float(1.0 / to_f(first)));
     }
+    let mut integers = matches!(first, Num::I(_));
+    let mut acc = to_f(first);
     for a in &args[1..] {
-        acc /= to_f(num("/", a)?);
+        let d = num("/", a)?;
+        match d {
+            Num::I(0) if integers => return Err(divide_by_zero().into()),
+            Num::I(_) => {}
+            Num::F(_) => integers = false,
+        }
+        acc /= to_f(d);
     }
     Ok(Value::Float(acc))
 }
@@ -234,12 +254,13 @@ fn trunc(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     rounding("trunc", args, f64::trunc)
 }
 
+/// Truncates toward zero. `(int ##NaN)` is 0 (the JVM's conversion,
+/// specification §8.4); an infinity is an arithmetic error. A string,
+/// even of one character, is a type error, as in Clojure.
 fn int(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    match &args[0] {
-        Value::Str(s) if s.chars().count() == 1 => {
-            Ok(Value::Int(s.chars().next().map_or(0, |c| c as i64)))
-        }
-        v => rounding("int", std::slice::from_ref(v), f64::trunc),
+    match num("int", &args[0])? {
+        Num::F(f) if f.is_nan() => Ok(Value::Int(0)),
+        _ => rounding("int", args, f64::trunc),
     }
 }
 
@@ -451,6 +472,17 @@ pub(super) fn register(r: &mut Registry) {
         int,
     );
     r.alias("long", "int");
+    // Clojure's auto-promoting variants: integers here are 64-bit, and
+    // overflow is an arithmetic error either way.
+    for (promoting, plain) in [
+        ("+'", "+"),
+        ("-'", "-"),
+        ("*'", "*"),
+        ("inc'", "inc"),
+        ("dec'", "dec"),
+    ] {
+        r.alias(promoting, plain);
+    }
     r.add(
         "double",
         "[x]",

@@ -9,8 +9,10 @@ mod collections;
 mod combinators;
 mod core;
 mod dates;
+mod describe;
 mod format;
 mod interop;
+pub mod introspect;
 mod java;
 mod json;
 mod maps;
@@ -32,6 +34,7 @@ use crate::eval::{EvalResult, Interp};
 use crate::value::{NativeRef, Value};
 
 pub(crate) use self::core::{get, seq_items};
+pub(crate) use collections::{ALIAS, TAKE_RANGE};
 pub(crate) use combinators::call_combinator;
 pub(crate) use regex::compile_regex;
 
@@ -54,6 +57,13 @@ pub struct Builtin {
 }
 
 impl Builtin {
+    /// Whether docs, completion and the prompt list it: not a refused
+    /// Clojure function (group `unsupported`) nor one the analyzer calls
+    /// by a name programs cannot write (group `internal`).
+    pub fn listed(&self) -> bool {
+        self.group != "unsupported" && self.group != "internal"
+    }
+
     /// `2`, `1 or 2`, `at least 1`.
     pub fn arity_text(&self) -> String {
         match self.max_args {
@@ -262,10 +272,15 @@ pub fn registry() -> &'static Registry {
         r.group = "functions";
         combinators::register(&mut r);
         r.group = "core";
+        describe::register(&mut r);
+        introspect::register(&mut r);
+        r.group = "core";
         self::core::register(&mut r);
         // Refused names, so that a docs listing can leave them out.
         r.group = "unsupported";
         unsupported::register(&mut r);
+        r.group = "internal";
+        collections::register_internal(&mut r);
         r
     })
 }

@@ -46,7 +46,10 @@ type_predicate!(is_vector, Value::Vector(_));
 type_predicate!(is_list, Value::List(_));
 type_predicate!(is_map, Value::Map(_));
 type_predicate!(is_set, Value::Set(_));
-type_predicate!(is_coll, Value::Vector(_) | Value::List(_));
+type_predicate!(
+    is_coll,
+    Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_)
+);
 type_predicate!(is_sequential, Value::Vector(_) | Value::List(_));
 type_predicate!(is_fn, Value::Native(_) | Value::Fn(_));
 type_predicate!(is_regex, Value::Regex(_));
@@ -118,12 +121,23 @@ fn is_neg(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::Bool(number("neg?", &args[0])? < 0.0))
 }
 
+/// The parity of an integer or a whole float (specification §8.8: `(even?
+/// 4.0)` is true); None for a float with a fraction, an infinity or NaN
+/// (both predicates are then false). Anything else is a type error.
+fn parity(who: &str, v: &Value) -> Result<Option<i64>, Error> {
+    match v {
+        Value::Float(f) if f.is_finite() && f.fract() == 0.0 => Ok(Some((f % 2.0).abs() as i64)),
+        Value::Float(_) => Ok(None),
+        other => integer(who, other).map(|n| Some(n.rem_euclid(2))),
+    }
+}
+
 fn is_even(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::Bool(integer("even?", &args[0])? % 2 == 0))
+    Ok(Value::Bool(parity("even?", &args[0])? == Some(0)))
 }
 
 fn is_odd(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::Bool(integer("odd?", &args[0])? % 2 != 0))
+    Ok(Value::Bool(parity("odd?", &args[0])? == Some(1)))
 }
 
 /// For `sorted?`, `ratio?` and `decimal?`: there are no sorted
@@ -286,7 +300,14 @@ pub(super) fn register(r: &mut Registry) {
         "True for sets. `(set? #{1})` => `true`.",
         is_set,
     );
-    r.add("coll?", "[x]", 1, 1, "True for vectors and lists only (maps, sets and strings are not, per the specification). `(coll? [1])` => `true`.", is_coll);
+    r.add(
+        "coll?",
+        "[x]",
+        1,
+        1,
+        "True for vectors, lists, maps and sets (not strings). `(coll? {:a 1})` => `true`.",
+        is_coll,
+    );
     r.add(
         "sequential?",
         "[x]",
@@ -431,6 +452,14 @@ pub(super) fn register(r: &mut Registry) {
         1,
         1,
         "Always false: there are no sorted collections. `(sorted? [1 2])` => `false`.",
+        never,
+    );
+    r.add(
+        "map-entry?",
+        "[x]",
+        1,
+        1,
+        "Always false: a map entry is an ordinary two-item vector. `(map-entry? (first {:a 1}))` => `false`.",
         never,
     );
     r.add(

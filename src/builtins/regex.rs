@@ -310,7 +310,57 @@ fn splitn_stepped(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Error
     Ok(out)
 }
 
+/// `(re-split re s)`: the specification's regex-first `split`.
+fn re_split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let re = regex_arg("re-split", &args[0])?;
+    let s = expect_str("re-split", &args[1])?;
+    let parts = split(&re, s, false)?;
+    vector_result(interp, parts)
+}
+
+/// Group `n` of the first match of `pattern` in `s`: None when there is
+/// no match, or the group does not exist or took no part.
+fn extract_group(who: &str, args: &[Value]) -> Result<Option<String>, Error> {
+    let re = regex_arg(who, &args[0])?;
+    let s = match &args[1] {
+        Value::Nil => return Ok(None),
+        other => truncated(expect_str(who, other)?),
+    };
+    let n = match args.get(2) {
+        None | Some(Value::Nil) => 1,
+        Some(n) => super::core::expect_int(who, n)?,
+    };
+    let Ok(n) = usize::try_from(n) else {
+        return Ok(None);
+    };
+    Ok(captures_at(&re, s, 0)?.and_then(|caps| caps.get(n).map(|m| m.as_str().to_string())))
+}
+
+/// `(extract pattern s n?)`: capture group `n` (default 1, 0 is the whole
+/// match) of the first match, or nil.
+fn extract(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    Ok(extract_group("extract", args)?.map_or(Value::Nil, Value::from))
+}
+
+/// `(extract-int pattern s n? default?)`: `extract`, parsed as an integer
+/// (as `parse-long` parses); `default` (nil) when there is no match or
+/// the group is not an integer.
+fn extract_int(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let default = args.get(3).cloned().unwrap_or(Value::Nil);
+    Ok(extract_group("extract-int", args)?
+        .and_then(|text| {
+            let digits = text.strip_prefix(['+', '-']).unwrap_or(&text);
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| text.parse::<i64>().ok())
+                .flatten()
+        })
+        .map_or(default, Value::Int))
+}
+
 pub(super) fn register(r: &mut Registry) {
+    r.add("re-split", "[re s]", 2, 2, "Split `s` on every match of the regex (a pattern string is compiled); trailing empty parts are dropped. `(re-split #\"\\s+\" \"a  b c\")` => `[\"a\" \"b\" \"c\"]`.", re_split);
+    r.add("extract", "[pattern s n?]", 2, 3, "Capture group `n` (default 1; 0 is the whole match) of the first match of `pattern` (a regex or a pattern string) in `s`; nil when nothing matches. `(extract \"ID:(\\\\d+)\" \"ID:42\")` => `\"42\"`.", extract);
+    r.add("extract-int", "[pattern s n? default?]", 2, 4, "Like `extract`, parsed as an integer; `default` (nil) when nothing matches or the group is not an integer. `(extract-int \"age=(\\\\d+)\" \"age=25\")` => `25`.", extract_int);
     r.add("re-pattern", "[s]", 1, 1, "Compile a string into a regex (same as `#\"...\"`). `(re-find (re-pattern \"\\\\d+\") \"ab12\")` => `\"12\"`.", re_pattern);
     r.add("re-find", "[re s]", 2, 2, "The first match: a string, or [match group1 ...] when the regex has groups; nil if none. `(re-find #\"(\\d+)-(\\d+)\" \"10-20\")` => `[\"10-20\" \"10\" \"20\"]`.", re_find);
     r.add("re-matches", "[re s]", 2, 2, "Like re-find, but the whole string must match. `(re-matches #\"\\d+\" \"123\")` => `\"123\"`.", re_matches);

@@ -40,6 +40,19 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let cap = usize::try_from(limit).ok().filter(|&n| n > 0);
     let mut parts: Vec<Value> = match (&args[1], cap) {
         (Value::Str(sep), cap) if sep.is_empty() => split_chars(s, cap),
+        // The specification (current revision, §8.3) follows Clojure: the
+        // separator is a regex; a one-character string is accepted
+        // (characters are one-character strings), a longer one is not.
+        (Value::Str(sep), _) if sep.chars().nth(1).is_some() => {
+            return Err(
+                type_error("split", "a regex or a one-character separator", &args[1])
+                    .with_hint(format!(
+                        "a separator of several characters must be a regex: `(split s #\"{}\")`",
+                        regex_literal(sep)
+                    ))
+                    .into(),
+            )
+        }
         (Value::Str(sep), None) => s.split(sep.as_str()).map(Value::from).collect(),
         (Value::Str(sep), Some(n)) => s.splitn(n, sep.as_str()).map(Value::from).collect(),
         (Value::Regex(r), None) => super::regex::split(r, s, limit < 0)?,
@@ -54,6 +67,23 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
     }
     vector_result(interp, parts)
+}
+
+/// `sep` as the body of a regex literal that matches it exactly.
+fn regex_literal(sep: &str) -> String {
+    let mut out = String::with_capacity(sep.len());
+    for c in sep.chars() {
+        if "\\^$.|?*+()[]{}".contains(c) {
+            out.push('\\');
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Split into characters, the last part holding the rest past `cap`.
@@ -262,10 +292,26 @@ fn name(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     }
 }
 
+/// The specification (§8.4) validates the name: it starts with a letter
+/// and holds only letters, digits, `-`, `_`, `?` and `!` (no `/`, no
+/// spaces, no operator characters, not empty). One leading colon is
+/// dropped (`(keyword ":a")` is `:a`).
 fn keyword(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
         Value::Str(s) | Value::Symbol(s) => {
-            Ok(Value::Keyword(ArcStr::from(s.trim_start_matches(':'))))
+            let name = s.strip_prefix(':').unwrap_or(s);
+            let mut chars = name.chars();
+            let valid = chars.next().is_some_and(char::is_alphabetic)
+                && chars.all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '?' | '!'));
+            if !valid {
+                return Err(Error::type_error(format!(
+                    "`keyword` cannot make a keyword of {}",
+                    args[0].describe()
+                ))
+                .with_hint("a keyword name starts with a letter and holds only letters, digits, `-`, `_`, `?` and `!`; use the string itself as a map key")
+                .into());
+            }
+            Ok(Value::Keyword(ArcStr::from(name)))
         }
         Value::Keyword(_) => Ok(args[0].clone()),
         Value::Nil => Ok(Value::Nil),
@@ -410,7 +456,7 @@ pub(super) fn register(r: &mut Registry) {
         "The substring from start to end (exclusive). `(subs \"hello\" 1 3)` => `\"el\"`.",
         subs,
     );
-    r.add("split", "[s sep limit?]", 2, 3, "Split on a string or regex separator (\"\" splits into characters); trailing empty parts are dropped unless a limit is given. `(split \"a,b\" \",\")` => `[\"a\" \"b\"]`.", split);
+    r.add("split", "[s sep limit?]", 2, 3, "Split on a regex or a one-character string separator (\"\" splits into characters; a longer string is a type error: use a regex); trailing empty parts are dropped unless a limit is given. `(split \"a,b\" \",\")` => `[\"a\" \"b\"]`.", split);
     r.add("split-lines", "[s]", 1, 1, "Split on \\n or \\r\\n; trailing empty lines dropped. `(split-lines \"a\\nb\")` => `[\"a\" \"b\"]`.", split_lines);
     r.add(
         "join",

@@ -206,7 +206,7 @@ pub(crate) fn write_data_section(out: &mut String, ctx: &RenderContext) {
         let mut comment = type_label(value);
         push_sample(&mut comment, value);
         out.push('\n');
-        entry_line(out, &format!("data/{name}"), &comment);
+        entry_line(out, &crate::session::data_reference(name), &comment);
     }
 }
 

@@ -46,8 +46,6 @@ pub(crate) enum Expr {
     For(Box<For>),
     Return(Box<Expr>),
     Fail(Box<Expr>),
-    /// Raise an execution error (e.g. `condp` with no matching clause).
-    Raise(ArcStr, Span),
 }
 
 #[derive(Debug)]
@@ -55,6 +53,9 @@ pub(crate) struct GlobalRef {
     pub name: ArcStr,
     /// False for `user/x`: never fall back to `tool/` or `data/`.
     pub fallback: bool,
+    /// The builtin of the same name, when a user definition shadows one:
+    /// the value while no definition exists (yet).
+    pub builtin: Option<&'static crate::value::NativeRef>,
     pub span: Span,
 }
 
@@ -99,7 +100,8 @@ pub(crate) struct Def {
     pub value: Expr,
     /// `defonce`: keep an existing definition.
     pub once: bool,
-    pub span: Span,
+    /// The defining form as source text, for `source`.
+    pub source: ArcStr,
 }
 
 #[derive(Debug)]
@@ -109,7 +111,6 @@ pub(crate) struct Case {
     pub table: Vec<(Value, usize)>,
     pub branches: Vec<Expr>,
     pub default: Option<Expr>,
-    pub span: Span,
 }
 
 #[derive(Debug)]

@@ -114,6 +114,9 @@ pub struct Definition {
     pub value: Value,
     /// The docstring, if one was given.
     pub doc: Option<ArcStr>,
+    /// The defining form as source text (what `source` prints); `None`
+    /// for definitions a host made without one.
+    pub source: Option<ArcStr>,
 }
 
 /// The user namespace: definitions in the order they were first made.
@@ -130,9 +133,33 @@ pub struct Globals {
         imbl::shared_ptr::DefaultSharedPtr,
     >,
     order: imbl::Vector<ArcStr>,
+    /// Namespace aliases made by `require` (`s` for `clojure.string`),
+    /// kept across turns like definitions.
+    aliases: imbl::Vector<(ArcStr, ArcStr)>,
 }
 
 impl Globals {
+    /// The namespace an alias made by `require` stands for.
+    pub fn alias(&self, name: &str) -> Option<&str> {
+        self.aliases
+            .iter()
+            .rev()
+            .find(|(a, _)| a.as_str() == name)
+            .map(|(_, ns)| ns.as_str())
+    }
+
+    /// Every `require` alias, oldest first (a later one for the same name
+    /// wins).
+    pub fn aliases(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.aliases.iter().map(|(a, ns)| (a.as_str(), ns.as_str()))
+    }
+
+    pub(crate) fn set_alias(&mut self, alias: ArcStr, namespace: ArcStr) {
+        if self.alias(&alias) != Some(namespace.as_str()) {
+            self.aliases.push_back((alias, namespace));
+        }
+    }
+
     pub fn get(&self, name: &str) -> Option<&Definition> {
         self.defs.get(name)
     }

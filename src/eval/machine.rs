@@ -429,9 +429,13 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
             Expr::Capture(i) => Ok(f.captures[*i as usize].clone()),
-            Expr::Global(g) => self
-                .global(&g.name, g.fallback)
-                .map_err(|e| e.with_span(g.span).into()),
+            Expr::Global(g) => match g.builtin {
+                // A shadowed builtin, while no definition exists.
+                Some(native) if self.globals.get(&g.name).is_none() => Ok(Value::Native(native)),
+                _ => self
+                    .global(&g.name, g.fallback)
+                    .map_err(|e| e.with_span(g.span).into()),
+            },
             Expr::Data(name, span) => self.data(name).map_err(|e| with_span(e, *span)),
             Expr::ToolRef(name, span) => self.tool_ref(name).map_err(|e| with_span(e, *span)),
             Expr::History(0) => Ok(self.last_error.clone()),
@@ -513,7 +517,6 @@ impl<'h> Interp<'h> {
             }
             Expr::Return(e) => Err(Flow::Return(self.eval(e, f)?)),
             Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
-            Expr::Raise(msg, span) => Err(Error::execution(msg.as_str()).with_span(*span).into()),
         }
     }
 
@@ -630,14 +633,6 @@ impl<'h> Interp<'h> {
 
     #[inline(never)]
     fn eval_def(&mut self, def: &super::expr::Def, f: Frame<'_>) -> EvalResult {
-        if self.registry.lookup(&def.name).is_some() {
-            return Err(Error::validation(format!(
-                "Cannot redefine the builtin `{}`; choose another name",
-                def.name
-            ))
-            .with_span(def.span)
-            .into());
-        }
         if def.once && self.globals.get(&def.name).is_some() {
             return Ok(Value::Var(def.name.clone()));
         }
@@ -648,6 +643,7 @@ impl<'h> Interp<'h> {
             Definition {
                 value,
                 doc: def.doc.clone(),
+                source: Some(def.source.clone()),
             },
         );
         Ok(Value::Var(def.name.clone()))
@@ -658,14 +654,11 @@ impl<'h> Interp<'h> {
         let subject = self.eval(&node.subject, f)?;
         match node.table.iter().find(|(v, _)| *v == subject) {
             Some((_, i)) => self.eval(&node.branches[*i], f),
+            // The specification (§5.7): no match and no default is nil
+            // (Clojure throws).
             None => match &node.default {
                 Some(d) => self.eval(d, f),
-                None => Err(Error::execution(format!(
-                    "No `case` clause matches {}",
-                    pr_str(&subject)
-                ))
-                .with_span(node.span)
-                .into()),
+                None => Ok(Value::Nil),
             },
         }
     }
@@ -775,7 +768,7 @@ impl<'h> Interp<'h> {
                 }
                 if let Some(rest) = rest {
                     let remaining = if seq.len() > items.len() {
-                        Value::vector(seq[items.len()..].iter().cloned())
+                        rest_value(rest, seq[items.len()..].to_vec())?
                     } else {
                         Value::Nil
                     };
@@ -1007,7 +1000,7 @@ impl<'h> Interp<'h> {
         if let Some(rest) = &arity.rest {
             let remaining: Vec<Value> = args.collect();
             let v = if n > arity.params.len() && !remaining.is_empty() {
-                Value::vector(remaining)
+                rest_value(rest, remaining)?
             } else {
                 Value::Nil
             };
@@ -1082,22 +1075,32 @@ impl<'h> Interp<'h> {
         err
     }
 
-    fn data(&self, name: &str) -> EvalResult {
-        self.host.data(name).ok_or_else(|| {
-            let names = self.host.data_names();
-            let mut err = Error::new(
-                ErrorKind::Undefined,
-                format!("`data/{name}` is not defined"),
-            );
-            let near = suggest(name, names.iter().map(|s| s.as_str()));
-            if let Some(n) = near.first() {
-                err = err.with_hint(format!("did you mean `data/{n}`?"));
-            } else if !names.is_empty() {
-                let list: Vec<String> = names.iter().map(|n| format!("data/{n}")).collect();
-                err = err.with_hint(format!("available: {}", list.join(", ")));
+    /// `data/name` (and `(data "name")`): the input value called `name`,
+    /// or, when there is none and the name has hyphens, the one with
+    /// underscores instead (`data/order-items` finds `order_items`,
+    /// specification §7.5).
+    pub(crate) fn data(&self, name: &str) -> EvalResult {
+        if let Some(v) = self.host.data(name) {
+            return Ok(v);
+        }
+        if name.contains('-') {
+            if let Some(v) = self.host.data(&name.replace('-', "_")) {
+                return Ok(v);
             }
-            err.into()
-        })
+        }
+        let names = self.host.data_names();
+        let mut err = Error::new(
+            ErrorKind::Undefined,
+            format!("{} is not defined", data_reference(name)),
+        );
+        let near = suggest(name, names.iter().map(|s| s.as_str()));
+        if let Some(n) = near.first() {
+            err = err.with_hint(format!("did you mean {}?", data_reference(n)));
+        } else if !names.is_empty() {
+            let list: Vec<String> = names.iter().map(|n| data_reference(n)).collect();
+            err = err.with_hint(format!("available: {}", list.join(", ")));
+        }
+        Err(err.into())
     }
 
     fn tool_ref(&self, name: &str) -> EvalResult {
@@ -1230,5 +1233,47 @@ fn capitalize(s: &str) -> String {
     match c.next() {
         Some(first) => first.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+/// The value a rest pattern (`& more`) binds: the remaining items as a
+/// vector, or, for a map pattern (`[& {:keys [a]}]`, keyword arguments),
+/// a map of them taken as key/value pairs (a single map stands for
+/// itself, as in Clojure 1.11).
+fn rest_value(pattern: &Pattern, remaining: Vec<Value>) -> Result<Value, Error> {
+    if !matches!(pattern, Pattern::Map { .. }) {
+        return Ok(Value::vector(remaining));
+    }
+    match remaining.as_slice() {
+        [m @ Value::Map(_)] => Ok(m.clone()),
+        items if items.len() % 2 == 0 => Ok(Value::map(
+            items
+                .chunks(2)
+                .map(|kv| (kv[0].clone(), kv[1].clone()))
+                .collect(),
+        )),
+        items => Err(Error::type_error(format!(
+            "Keyword arguments come in pairs, got {} value{} after the fixed arguments",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        ))),
+    }
+}
+
+/// How a program names an input value: `data/name`, or `(data "name")`
+/// for a key that is not a symbol (`"first name"`, `"2024"`), quoted in
+/// backticks for messages.
+pub(crate) fn data_reference(name: &str) -> String {
+    let symbol_like = name
+        .chars()
+        .next()
+        .is_some_and(|c| !c.is_ascii_digit() && c != ':' && c != '\'')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_*+!?<>=.'".contains(c));
+    if symbol_like {
+        format!("`data/{name}`")
+    } else {
+        format!("`(data {})`", crate::value::pr_str(&Value::str(name)))
     }
 }

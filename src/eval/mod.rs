@@ -60,9 +60,33 @@ impl Program {
         Self::from_forms(&forms)
     }
 
-    /// Analyze forms that were already read.
+    /// Read and analyze source text to run in the user namespace
+    /// `globals`, with the literal size limit of `limits`: a definition in
+    /// `globals` shadows the builtin of the same name, as one made by the
+    /// program itself does (specification §5.13). A session compiles its
+    /// turns this way.
+    pub fn compile_for(source: &str, limits: &Limits, globals: &Globals) -> Result<Program> {
+        let forms = reader::read_program(source)?;
+        reader::check_literal_sizes(&forms, limits.max_collection)?;
+        let root = analyze::analyze_program(&forms, Some(globals))?;
+        Ok(Program {
+            root: Arc::new(root),
+        })
+    }
+
+    /// Analyze forms that were already read, to run in the user namespace
+    /// `globals` (see [`Program::compile_for`]).
+    pub fn from_forms_for(forms: &[reader::Form], globals: &Globals) -> Result<Program> {
+        let root = analyze::analyze_program(forms, Some(globals))?;
+        Ok(Program {
+            root: Arc::new(root),
+        })
+    }
+
+    /// Analyze forms that were already read. Only the program's own
+    /// definitions shadow builtins (see [`Program::compile_for`]).
     pub fn from_forms(forms: &[reader::Form]) -> Result<Program> {
-        let root = analyze::analyze_program(forms)?;
+        let root = analyze::analyze_program(forms, None)?;
         Ok(Program {
             root: Arc::new(root),
         })

@@ -691,11 +691,19 @@ fn string<'a>(start: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Form> {
                     }
                 }
             }
-            other => {
+            '\n' | '\r' => {
                 return bad_escape(
-                    1 + other.len_utf8(),
-                    format!("Unsupported escape `\\{}` in string", other.escape_debug()),
+                    1 + e.len_utf8(),
+                    "A backslash cannot end a line in a string; write `\\n` for a newline"
+                        .to_string(),
                 )
+            }
+            // The specification (current revision, §3.4): a backslash
+            // before any other character is kept as it is (`"a\qb"` holds
+            // the two characters `\q`), so `(re-pattern "\d+")` works.
+            other => {
+                out.push('\\');
+                out.push(other);
             }
         }
     }

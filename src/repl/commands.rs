@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::builtins::introspect::{self, SPECIAL_FORMS};
 use crate::builtins::registry;
 use crate::compression::format::{type_label, FormatOptions};
 use crate::compression::{build_messages, Message, RenderContext, Role};
@@ -24,6 +25,11 @@ pub(super) const COMMANDS: &[(&str, &str, &str)] = &[
         ":doc",
         "NAME",
         "documentation of a builtin, special form, tool or definition",
+    ),
+    (
+        ":apropos",
+        "TEXT",
+        "the builtins, special forms and definitions whose name or doc mentions TEXT",
     ),
     (
         ":env",
@@ -74,184 +80,9 @@ const HISTORY_FORMAT: FormatOptions = FormatOptions {
 /// Column where `:env` comments start.
 const ENV_COLUMN: usize = 33;
 
-/// Special forms have no registry entry; `:doc` shows these.
-const SPECIAL_FORMS: &[(&str, &str, &str)] = &[
-    (
-        "def",
-        "(def name doc? value)",
-        "Define `name` in user/; it persists across turns",
-    ),
-    ("defonce", "(defonce name value)", "Like `def`"),
-    (
-        "defn",
-        "(defn name doc? [params] body...)",
-        "Define a function in user/; also multi-arity `(defn f ([x] ...) ([x y] ...))`",
-    ),
-    ("defn-", "(defn- name [params] body...)", "Like `defn`"),
-    (
-        "fn",
-        "(fn name? [params] body...)",
-        "A function value; `#(* % 2)` is the short form",
-    ),
-    (
-        "let",
-        "(let [name value ...] body...)",
-        "Local bindings, with destructuring",
-    ),
-    (
-        "loop",
-        "(loop [name init ...] body...)",
-        "A loop whose body calls `recur` with new values",
-    ),
-    (
-        "recur",
-        "(recur args...)",
-        "Jump back to the enclosing `loop` or `fn`, in tail position",
-    ),
-    (
-        "if",
-        "(if test then else?)",
-        "`then` when `test` is truthy (not nil or false), else `else`",
-    ),
-    (
-        "if-not",
-        "(if-not test then else?)",
-        "`if` with the test negated",
-    ),
-    (
-        "when",
-        "(when test body...)",
-        "The body when `test` is truthy, else nil",
-    ),
-    (
-        "when-not",
-        "(when-not test body...)",
-        "The body when `test` is falsy, else nil",
-    ),
-    (
-        "cond",
-        "(cond test expr ... :else expr)",
-        "The expr of the first truthy test",
-    ),
-    (
-        "condp",
-        "(condp pred expr clause...)",
-        "The first clause whose `(pred test expr)` is truthy",
-    ),
-    (
-        "case",
-        "(case expr const result ... default?)",
-        "The result whose constant equals `expr`",
-    ),
-    (
-        "if-let",
-        "(if-let [name test] then else?)",
-        "Bind `test` and run `then` when it is truthy",
-    ),
-    (
-        "when-let",
-        "(when-let [name test] body...)",
-        "Bind `test` and run the body when it is truthy",
-    ),
-    (
-        "if-some",
-        "(if-some [name test] then else?)",
-        "Like `if-let`, testing for non-nil",
-    ),
-    (
-        "when-some",
-        "(when-some [name test] body...)",
-        "Like `when-let`, testing for non-nil",
-    ),
-    (
-        "when-first",
-        "(when-first [name coll] body...)",
-        "Bind the first item of a non-empty `coll`",
-    ),
-    (
-        "do",
-        "(do exprs...)",
-        "Evaluate in order; the value of the last",
-    ),
-    (
-        "and",
-        "(and exprs...)",
-        "The first falsy value, or the last",
-    ),
-    ("or", "(or exprs...)", "The first truthy value, or the last"),
-    (
-        "quote",
-        "(quote form) or 'form",
-        "The form itself, unevaluated",
-    ),
-    (
-        "->",
-        "(-> x forms...)",
-        "Thread `x` as the first argument through the forms",
-    ),
-    (
-        "->>",
-        "(->> x forms...)",
-        "Thread `x` as the last argument through the forms",
-    ),
-    (
-        "as->",
-        "(as-> x name forms...)",
-        "Thread `x` through the forms as `name`",
-    ),
-    (
-        "cond->",
-        "(cond-> x test form ...)",
-        "Thread `x` through each form whose test is truthy",
-    ),
-    (
-        "cond->>",
-        "(cond->> x test form ...)",
-        "`cond->` threading as the last argument",
-    ),
-    ("some->", "(some-> x forms...)", "`->` that stops at nil"),
-    ("some->>", "(some->> x forms...)", "`->>` that stops at nil"),
-    (
-        "where",
-        "(where path op? value?)",
-        "A predicate on a map field: `(filter (where :age > 18) users)`",
-    ),
-    (
-        "for",
-        "(for [x coll :when test :let [...]] expr)",
-        "A list comprehension",
-    ),
-    (
-        "doseq",
-        "(doseq [x coll] body...)",
-        "Run the body for each item (for println); nil",
-    ),
-    (
-        "dotimes",
-        "(dotimes [i n] body...)",
-        "Run the body n times; nil",
-    ),
-    (
-        "return",
-        "(return value)",
-        "End the mission successfully with `value`",
-    ),
-    (
-        "fail",
-        "(fail reason)",
-        "End the mission unsuccessfully with `reason`",
-    ),
-    (
-        "call",
-        "(call \"tool-name\" args...)",
-        "Call a tool by a (computed) name",
-    ),
-    ("comment", "(comment ...)", "Ignored; nil"),
-];
-
 /// The names of the special forms `:doc` knows.
 pub(super) fn special_form_names() -> impl Iterator<Item = &'static str> {
-    SPECIAL_FORMS.iter().map(|(name, _, _)| *name)
+    SPECIAL_FORMS.iter().map(|f| f.name)
 }
 
 impl Repl {
@@ -268,6 +99,7 @@ impl Repl {
                 false
             }
             ":doc" => self.doc(arg),
+            ":apropos" => self.apropos(arg),
             ":env" => {
                 self.out.line(self.env_text().trim_end());
                 false
@@ -321,6 +153,34 @@ impl Repl {
         Step::Continue { failed }
     }
 
+    /// `:apropos TEXT`: the names whose name or documentation mentions
+    /// TEXT, as `(apropos "TEXT")` gives them, plus matching tools.
+    fn apropos(&self, text: &str) -> bool {
+        if text.trim().is_empty() {
+            self.out
+                .error("`:apropos` needs some text, like `:apropos upper`");
+            return true;
+        }
+        let mut names = introspect::apropos(text, self.session.globals());
+        let query = text.trim().to_lowercase();
+        for tool in self.session.tools() {
+            let spec = &tool.spec;
+            if spec.name.to_lowercase().contains(&query)
+                || spec.description.to_lowercase().contains(&query)
+            {
+                names.push(format!("tool/{}", spec.name));
+            }
+        }
+        names.sort_unstable();
+        if names.is_empty() {
+            self.out
+                .note(&format!("nothing mentions `{}`", text.trim()));
+        } else {
+            self.out.line(&names.join("\n"));
+        }
+        false
+    }
+
     /// `:doc NAME`: a tool, a user definition, a builtin or a special form.
     fn doc(&self, name: &str) -> bool {
         if name.is_empty() {
@@ -371,31 +231,15 @@ impl Repl {
             let (_, value) = self.session.data().iter().find(|(n, _)| n == data_name)?;
             return Some(format!("data/{data_name} ; {}", type_label(value)));
         }
-        let user_name = name.strip_prefix("user/").unwrap_or(name);
-        if let Some(entry) = self.session.memory().get(user_name) {
-            let mut out = match fn_params(&entry.value) {
-                Some(params) => format!("({user_name} {params})"),
-                None => format!("{user_name} ; = {}", type_label(&entry.value)),
-            };
-            out.push_str("   (user/)");
-            if let Some(doc) = &entry.doc {
-                let _ = write!(out, "\n  {doc}");
-            }
-            return Some(out);
-        }
-        if let Some(doc) = registry().doc(name) {
+        if let Some(doc) = introspect::definition_doc(self.session.globals(), name) {
             return Some(doc);
         }
-        // `str/join`, `clojure.string/join` and the like.
-        if let Some((ns, bare)) = name.split_once('/') {
-            if crate::eval::CLOJURE_NAMESPACES.contains(&ns) {
-                if let Some(doc) = registry().doc(bare) {
-                    return Some(doc);
-                }
-            }
+        if let Some(doc) = introspect::doc_text(name) {
+            return Some(doc);
         }
-        if let Some((_, usage, text)) = SPECIAL_FORMS.iter().find(|(n, _, _)| *n == name) {
-            return Some(format!("{usage}   (special form)\n  {text}"));
+        // A tool by its bare name (`:doc search` for `tool/search`).
+        if !name.contains('/') && self.session.tools().iter().any(|t| t.name() == name) {
+            return self.doc_text(&format!("tool/{name}"));
         }
         // Forms the language refuses explain themselves when analyzed.
         if let Err(e) = crate::eval::Program::compile(&format!("({name})")) {
@@ -427,7 +271,11 @@ impl Repl {
             out.push_str(";; (no data: start with --data FILE.json)\n");
         }
         for (name, value) in self.session.data() {
-            env_line(&mut out, &format!("data/{name}"), &type_label(value));
+            env_line(
+                &mut out,
+                &crate::session::data_reference(name),
+                &type_label(value),
+            );
         }
         out.push_str(";; === user/ ===\n");
         if self.session.memory().is_empty() {
@@ -732,7 +580,7 @@ mod tests {
 
     #[test]
     fn special_forms_are_special() {
-        for (name, _, _) in SPECIAL_FORMS {
+        for name in special_form_names() {
             assert!(
                 registry().lookup(name).is_none(),
                 "`{name}` is a builtin, not a special form"
@@ -744,7 +592,7 @@ mod tests {
     fn every_supported_special_form_has_a_doc() {
         for name in crate::eval::special_forms() {
             assert!(
-                SPECIAL_FORMS.iter().any(|(n, _, _)| *n == name),
+                SPECIAL_FORMS.iter().any(|f| f.name == name),
                 "`:doc {name}` has no entry in SPECIAL_FORMS"
             );
         }

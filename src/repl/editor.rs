@@ -351,10 +351,7 @@ impl ReplHelper {
         {
             for n in registry().names() {
                 // Refused functions only exist to explain themselves.
-                if registry()
-                    .lookup(n)
-                    .is_some_and(|b| b.group != "unsupported")
-                {
+                if registry().lookup(n).is_some_and(|b| b.listed()) {
                     add(n.to_string());
                 }
             }

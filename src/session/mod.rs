@@ -49,6 +49,30 @@ pub use signature::{Param, Signature, SignatureError, Type};
 pub use tool::{bind_args, Tool, ToolArgs, ToolError, ToolHandler, ToolSpec};
 pub use turn::{Memory, MemoryEntry, ToolCall, Turn, TurnError, TurnOutcome};
 
+/// How a program reads the input value `name`: `data/name` when that reads
+/// back as the symbol, else `(data "name")` (a JSON key with a space, a
+/// bracket, a quote, ...). Prompts and the REPL show data this way,
+/// so every key they list can be reached as shown.
+///
+/// ```
+/// use ptc_lisp::session::data_reference;
+/// assert_eq!(data_reference("order_items"), "data/order_items");
+/// assert_eq!(data_reference("first name"), r#"(data "first name")"#);
+/// assert_eq!(data_reference("a(b)"), r#"(data "a(b)")"#);
+/// ```
+pub fn data_reference(name: &str) -> String {
+    let text = format!("data/{name}");
+    let is_symbol = matches!(
+        crate::reader::read_program(&text).as_deref(),
+        Ok([form]) if matches!(&form.kind, crate::reader::FormKind::Symbol(s) if *s == text)
+    );
+    if is_symbol {
+        text
+    } else {
+        format!("(data {})", crate::value::pr_str(&Value::str(name)))
+    }
+}
+
 /// A multi-turn evaluation context: tools, data, definitions and turns.
 ///
 /// Cloning a session copies its definitions and turns and shares its tool
@@ -333,12 +357,14 @@ impl Session {
         check: impl FnOnce(&TurnOutcome) -> std::result::Result<(), TurnError>,
     ) -> &Turn {
         let started = Instant::now();
-        let compiled = Program::compile_with_limits(program, &self.limits);
+        let compiled = Program::compile_for(program, &self.limits, &self.globals);
         self.run_turn(program, compiled, started, check)
     }
 
     /// Run `compiled`, the program read and analyzed from `source`
-    /// beforehand, as the next turn (like [`Session::eval`]; the time
+    /// beforehand (with [`Program::compile_for`] or
+    /// [`Program::from_forms_for`] over [`Session::globals`], so that
+    /// definitions shadow builtins), as the next turn (like [`Session::eval`]; the time
     /// limit counts from now). For hosts that time the phases apart or
     /// run one program many times.
     pub fn eval_compiled(&mut self, source: &str, compiled: Program) -> &Turn {

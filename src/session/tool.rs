@@ -320,12 +320,28 @@ fn key_name(k: &Value) -> Option<&str> {
 ///
 /// # The argument convention
 ///
-/// A program may call a tool in two ways:
+/// The parameter called `name`, or `name` with hyphens as underscores
+/// (`:max-results` names `max_results`, the tool boundary's
+/// normalization, specification §9.8).
+fn param_named<'p>(
+    params: &'p [super::signature::Param],
+    name: &str,
+) -> Option<&'p super::signature::Param> {
+    params.iter().find(|p| p.name == name).or_else(|| {
+        name.contains('-')
+            .then(|| name.replace('-', "_"))
+            .and_then(|n| params.iter().find(|p| p.name == n))
+    })
+}
+
+/// A program may call a tool in three ways:
 ///
 /// - **Named**: `(tool/search {:query "x" :limit 5})` — exactly one
 ///   argument, a map whose keys (keywords or strings) are all parameter
 ///   names of the signature. A tool whose signature declares no parameters
 ///   takes any single map as its named arguments.
+/// - **Keyword pairs**: `(tool/search :query "x" :limit 5)` — the same as
+///   the named call with those pairs as the map.
 /// - **Positional**: `(tool/search "x" 5)` — the i-th argument binds the
 ///   i-th parameter of the signature.
 ///
@@ -344,6 +360,23 @@ fn key_name(k: &Value) -> Option<&str> {
 /// exactly as written).
 pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
     let params = spec.signature.params();
+    // `(tool/search :query "x" :limit 5)` (specification §9.5) is the
+    // named call `(tool/search {:query "x" :limit 5})`: an even number of
+    // arguments, every other one a keyword naming a parameter (any
+    // keyword when the signature declares none).
+    if args.len() >= 2 && args.len().is_multiple_of(2) {
+        let pairs = args.chunks(2).all(|kv| match &kv[0] {
+            Value::Keyword(k) => params.is_empty() || param_named(params, k).is_some(),
+            _ => false,
+        });
+        if pairs {
+            let map: Map = args
+                .chunks(2)
+                .map(|kv| (kv[0].clone(), kv[1].clone()))
+                .collect();
+            return bind_args(spec, &[Value::map(map)]);
+        }
+    }
     let positional = args.to_vec();
     if params.is_empty() {
         let named = match args {
@@ -352,14 +385,17 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
         };
         return Ok(ToolArgs::new(named, positional));
     }
-    let declared = |k: &Value| key_name(k).is_some_and(|n| params.iter().any(|p| p.name == n));
+    let declared = |k: &Value| key_name(k).is_some_and(|n| param_named(params, n).is_some());
     let named = match args {
         [Value::Map(m)]
             if m.keys().all(declared) && (!m.is_empty() || !params[0].ty.accepts_map()) =>
         {
             let mut named = Map::new();
             for (k, v) in m.iter() {
-                let name = key_name(k).unwrap_or_default();
+                let name = key_name(k)
+                    .and_then(|n| param_named(params, n))
+                    .map(|p| p.name.as_str())
+                    .unwrap_or_default();
                 named.insert(Value::keyword(name), v.clone());
             }
             named

@@ -76,12 +76,30 @@ impl Map {
     /// Lookup with the specification's flexible key access: a keyword key
     /// falls back to the string of its name and a string key to the
     /// keyword, when the exact key is missing.
+    ///
+    /// As a last resort a name with hyphens is tried with underscores
+    /// instead, as keyword and as string (`:turn-summaries` finds
+    /// `"turn_summaries"`, specification §7.5).
     pub fn get_flexible(&self, key: &Value) -> Option<&Value> {
         self.get(key).or_else(|| match key {
-            Value::Keyword(k) => self.get(&Value::Str(k.clone())),
-            Value::Str(s) => self.get(&Value::Keyword(s.clone())),
+            Value::Keyword(k) => self
+                .get(&Value::Str(k.clone()))
+                .or_else(|| self.get_underscored(k)),
+            Value::Str(s) => self
+                .get(&Value::Keyword(s.clone()))
+                .or_else(|| self.get_underscored(s)),
             _ => None,
         })
+    }
+
+    #[cold]
+    fn get_underscored(&self, name: &str) -> Option<&Value> {
+        if !name.contains('-') {
+            return None;
+        }
+        let underscored = super::ArcStr::from(name.replace('-', "_"));
+        self.get(&Value::Keyword(underscored.clone()))
+            .or_else(|| self.get(&Value::Str(underscored)))
     }
 
     pub fn contains_key(&self, key: &Value) -> bool {

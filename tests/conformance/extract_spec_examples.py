@@ -2,11 +2,21 @@
 """Extract the executable examples of the PTC-Lisp specification.
 
 Usage:
-    extract_spec_examples.py SPEC.md [OUT.json]
+    extract_spec_examples.py --git PTC_RUNNER_GIT_DIR [REV [OUT.json]]
+    extract_spec_examples.py REV SPEC.md [OUT.json]
 
-SPEC.md is the specification markdown (pinned at ptc_runner commit
-6da99ff0: `git show 6da99ff0:docs/ptc-lisp-specification.md`). OUT.json
-defaults to tests/data/spec_examples.json next to this script's directory.
+The first form is the one-command update to a revision of the
+specification: it reads docs/ptc-lisp-specification.md and, when the
+revision has it, docs/function-reference.md at REV (default HEAD) of a
+ptc_runner git directory (a bare one works, e.g. the `fetch` tool's
+mirror) and writes tests/data/spec_examples_current.json. The second form
+reads a specification file already on disk, recording REV as its
+revision (default output tests/data/spec_examples_<REV>.json); it is how
+the 6da99ff0 baseline was written.
+
+The output is a JSON object: `revision` (the full commit), `documents`
+(the files read) and `examples`. Specification examples have ids
+S-0001..., function-reference examples R-0001....
 
 Three notations are recognised (spec Appendix C):
 
@@ -36,7 +46,11 @@ Only the Python 3 standard library is used.
 import json
 import os
 import re
+import subprocess
 import sys
+
+SPEC_PATH = "docs/ptc-lisp-specification.md"
+REFERENCE_PATH = "docs/function-reference.md"
 
 OPENERS = "([{"
 CLOSERS = ")]}"
@@ -146,8 +160,13 @@ def classify(expected):
     text = expected.strip()
     if text.startswith("TODO") or text.startswith("BUG"):
         return "todo", text, ""
-    if re.match(r"^[A-Z]+ ERROR\b", text) or re.match(r"^error\b", text, re.I):
+    if re.match(r"^([A-Za-z]+ )*error\b", text, re.I):
+        # `TYPE ERROR`, `ERROR (...)`, `error: ...`, `Java interop error: ...`
         return "error", text, ""
+    if text.startswith("%{"):
+        # The generated function reference writes an empty map the Elixir
+        # way (`%{}`).
+        text = text[1:]
     if "..." in text or "\u2026" in text:
         return "illustrative", text, ""
     try:
@@ -169,7 +188,7 @@ def heading(line):
     return len(m.group(1)), m.group(2).replace("`", "")
 
 
-def extract(lines):
+def extract(lines, prefix):
     examples = []
     section = ""
     chapter = ""
@@ -230,6 +249,11 @@ def extract(lines):
                         "line %d: reached the example of line %d" % (line_no, j + 1)
                     )
                 if not prev.strip():
+                    if not parts:
+                        # The function reference leaves a blank line
+                        # between a form and its lone `;; =>` marker.
+                        j -= 1
+                        continue
                     if parts:
                         raise ExtractError("line %d: blank line inside example" % line_no)
                     raise ExtractError("line %d: marker without code" % line_no)
@@ -289,28 +313,75 @@ def extract(lines):
                 expected = m.group(2) + (" " + m.group(3).strip() if m.group(3).strip() else "")
                 add(line_no, m.group(1), expected, "arrow")
     for i, e in enumerate(examples):
-        e["id"] = "S-%04d" % (i + 1)
+        e["id"] = "%s-%04d" % (prefix, i + 1)
     keys = ["id", "section", "line", "source", "code", "expected", "kind", "note"]
     return [{k: e[k] for k in keys if k in e} for e in examples]
 
 
-def main(argv):
-    if len(argv) < 2:
-        sys.stderr.write(__doc__)
-        return 2
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = argv[2] if len(argv) > 2 else os.path.join(here, "..", "data", "spec_examples.json")
-    with open(argv[1], encoding="utf-8") as f:
-        lines = f.readlines()
-    examples = extract(lines)
+def git_show(git_dir, rev, path):
+    """The text of `path` at `rev`, or None when the file does not exist there."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", git_dir, "show", "%s:%s" % (rev, path)],
+            check=True,
+            capture_output=True,
+        )
+    except subprocess.CalledProcessError:
+        return None
+    return out.stdout.decode("utf-8")
+
+
+def resolve(git_dir, rev):
+    out = subprocess.run(
+        ["git", "-C", git_dir, "rev-parse", "--verify", rev + "^{commit}"],
+        check=True,
+        capture_output=True,
+    )
+    return out.stdout.decode().strip()
+
+
+def write(out, document):
     with open(out, "w", encoding="utf-8") as f:
-        json.dump(examples, f, indent=1, ensure_ascii=False)
+        json.dump(document, f, indent=1, ensure_ascii=False)
         f.write("\n")
     counts = {}
-    for e in examples:
+    for e in document["examples"]:
         counts[e["kind"]] = counts.get(e["kind"], 0) + 1
     summary = ", ".join("%d %s" % (v, k) for k, v in sorted(counts.items()))
-    sys.stderr.write("%d examples (%s) -> %s\n" % (len(examples), summary, os.path.normpath(out)))
+    sys.stderr.write(
+        "%s: %d examples (%s) -> %s\n"
+        % (document["revision"][:8], len(document["examples"]), summary, os.path.normpath(out))
+    )
+
+
+def main(argv):
+    here = os.path.dirname(os.path.abspath(__file__))
+    data_dir = os.path.join(here, "..", "data")
+    if len(argv) >= 3 and argv[1] == "--git":
+        # One command for a whole revision: the specification and, when
+        # the revision has one, the generated function reference.
+        git_dir = argv[2]
+        rev = resolve(git_dir, argv[3] if len(argv) > 3 else "HEAD")
+        out = argv[4] if len(argv) > 4 else os.path.join(data_dir, "spec_examples_current.json")
+        spec = git_show(git_dir, rev, SPEC_PATH)
+        if spec is None:
+            raise ExtractError("%s has no %s" % (rev, SPEC_PATH))
+        examples = extract(spec.splitlines(True), "S")
+        reference = git_show(git_dir, rev, REFERENCE_PATH)
+        documents = [SPEC_PATH]
+        if reference is not None:
+            examples += extract(reference.splitlines(True), "R")
+            documents.append(REFERENCE_PATH)
+        write(out, {"revision": rev, "documents": documents, "examples": examples})
+        return 0
+    if len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    rev, path = argv[1], argv[2]
+    out = argv[3] if len(argv) > 3 else os.path.join(data_dir, "spec_examples_%s.json" % rev[:8])
+    with open(path, encoding="utf-8") as f:
+        examples = extract(f.readlines(), "S")
+    write(out, {"revision": rev, "documents": [SPEC_PATH], "examples": examples})
     return 0
 
 

@@ -45,7 +45,7 @@ def clj_string(s):
 
 def script(exprs):
     out = [
-        "(require 'clojure.string 'clojure.set 'clojure.walk)",
+        "(require 'clojure.string 'clojure.set 'clojure.walk 'clojure.repl)",
         "(defn ptc-run [src]",
         "  (try",
         "    (let [v (eval (read-string src))] (pr-str v))",

@@ -26,6 +26,10 @@ use super::expr::{
 pub(crate) const CLOJURE_NAMESPACES: &[&str] = &[
     "clojure.core",
     "core",
+    // The specification's regex helpers (§9.6) and Clojure's REPL
+    // helpers (`clojure.repl/doc`).
+    "regex",
+    "clojure.repl",
     "clojure.string",
     "str",
     "string",
@@ -54,8 +58,38 @@ fn namespace_group(ns: &str) -> &'static str {
 
 /// Analyze a whole program. The result is the body of a zero-argument
 /// arity whose frame holds the program's top-level locals.
-pub(crate) fn analyze_program(forms: &[Form]) -> Result<Arity> {
+///
+/// `globals` is the user namespace the program will run in, when known:
+/// a definition there shadows the builtin of the same name
+/// (specification §5.13), as does a `def`/`defn`/`defonce` of it anywhere
+/// in the program itself, and its `require` aliases hold. Shadowing is
+/// decided here, once, so the builtin calls of programs that shadow
+/// nothing stay direct calls.
+pub(crate) fn analyze_program(
+    forms: &[Form],
+    globals: Option<&crate::eval::Globals>,
+) -> Result<Arity> {
+    let defined = |name: &str| globals.is_some_and(|g| g.get(name).is_some());
     let mut a = Analyzer::new();
+    if let Some(g) = globals {
+        a.aliases = g
+            .aliases()
+            .map(|(alias, ns)| (alias.to_string(), ns.to_string()))
+            .collect();
+    }
+    let registry = a.registry;
+    let mut shadowed = std::collections::HashSet::new();
+    collect_definitions(forms, &mut |name| {
+        if registry.lookup(name).is_some() {
+            shadowed.insert(name.to_string());
+        }
+    });
+    for b in registry.iter() {
+        if defined(b.name) {
+            shadowed.insert(b.name.to_string());
+        }
+    }
+    a.shadowed = shadowed;
     a.scopes.push(FnScope::default());
     let body = a.body(forms, true)?;
     let scope = a.scopes.pop().expect("root scope");
@@ -72,6 +106,35 @@ pub(super) struct Analyzer {
     scopes: Vec<FnScope>,
     registry: &'static Registry,
     gensym: u32,
+    /// Builtin names a user definition shadows (see `analyze_program`).
+    shadowed: std::collections::HashSet<String>,
+    /// `(require '[clojure.string :as s])` aliases seen so far, alias to
+    /// namespace.
+    aliases: Vec<(String, String)>,
+}
+
+/// Call `found` with every name a `def`, `defn`, `defn-` or `defonce`
+/// anywhere in `forms` defines.
+fn collect_definitions(forms: &[Form], found: &mut dyn FnMut(&str)) {
+    for form in forms {
+        match &form.kind {
+            FormKind::List(items) => {
+                if let [head, name, ..] = items.as_slice() {
+                    if let (FormKind::Symbol(h), FormKind::Symbol(n)) = (&head.kind, &name.kind) {
+                        if matches!(h.as_str(), "def" | "defn" | "defn-" | "defonce") {
+                            found(n.strip_prefix("user/").unwrap_or(n));
+                        }
+                    }
+                }
+                collect_definitions(items, found);
+            }
+            FormKind::Vector(items) | FormKind::Set(items) | FormKind::Map(items) => {
+                collect_definitions(items, found)
+            }
+            FormKind::AnonFn(items) => collect_definitions(items, found),
+            _ => {}
+        }
+    }
 }
 
 /// The analysis state of one function (or of the program itself).
@@ -97,6 +160,8 @@ impl Analyzer {
             scopes: Vec::new(),
             registry: builtins::registry(),
             gensym: 0,
+            shadowed: std::collections::HashSet::new(),
+            aliases: Vec::new(),
         }
     }
 
@@ -228,7 +293,9 @@ impl Analyzer {
             }
             FormKind::Regex(src) => Expr::Const(builtins::compile_regex(src)?),
             FormKind::Quote(inner) => Expr::Const(quote(inner)),
-            FormKind::Var(name) => Expr::Const(Value::Var(ArcStr::from(name.as_str()))),
+            // The specification (§3.10): `#'x` is the value of `x`, as
+            // the plain symbol would be; there are no first-class vars.
+            FormKind::Var(name) => self.symbol(name, form.span)?,
         })
     }
 
@@ -261,7 +328,20 @@ impl Analyzer {
             }
             _ => {}
         }
+        if name == "data" && !self.shadowed.contains(name) {
+            // Appendix A: the data map as a whole is not a value.
+            return Err(Error::validation("`data` is not a value: the input as a whole cannot be read")
+                .with_hint("read one value with `data/KEY`, or `(data \"KEY\")` for a key that is not a symbol"));
+        }
         if let Some(b) = self.registry.lookup(name) {
+            if !self.shadowed.is_empty() && self.shadowed.contains(name) {
+                return Ok(Expr::Global(Box::new(GlobalRef {
+                    name: ArcStr::from(name),
+                    fallback: true,
+                    builtin: Some(&b.native),
+                    span,
+                })));
+            }
             return Ok(Expr::Const(Value::Native(&b.native)));
         }
         if let Some(v) = self.registry.constant_lookup(name) {
@@ -276,17 +356,115 @@ impl Analyzer {
         Ok(Expr::Global(Box::new(GlobalRef {
             name: ArcStr::from(name),
             fallback: true,
+            builtin: None,
             span,
         })))
     }
 
+    /// One `require` spec: `'clojure.string`, `'[clojure.string :as s]`
+    /// (also unquoted, as inside `ns`). Records the alias for the rest of
+    /// the program and pushes it on `made` (the run keeps it for later
+    /// turns); a namespace we do not have is an error that says so.
+    fn require(&mut self, spec: &Form, made: &mut Vec<Expr>) -> Result<()> {
+        let spec = match &spec.kind {
+            FormKind::Quote(inner) => inner,
+            _ => spec,
+        };
+        let (ns, options) =
+            match &spec.kind {
+                FormKind::Symbol(ns) => (ns.as_str(), &[][..]),
+                FormKind::Vector(items) => match items.split_first() {
+                    Some((
+                        Form {
+                            kind: FormKind::Symbol(ns),
+                            ..
+                        },
+                        options,
+                    )) => (ns.as_str(), options),
+                    _ => return Err(Error::validation(
+                        "`require` takes a namespace, like `(require '[clojure.string :as str])`",
+                    )
+                    .with_span(spec.span)),
+                },
+                _ => {
+                    return Err(Error::validation(
+                        "`require` takes a namespace, like `(require '[clojure.string :as str])`",
+                    )
+                    .with_span(spec.span))
+                }
+            };
+        if !CLOJURE_NAMESPACES.contains(&ns) && ns != "json" {
+            let mut available: Vec<&str> = CLOJURE_NAMESPACES
+                .iter()
+                .copied()
+                .filter(|n| n.contains('.'))
+                .collect();
+            available.sort_unstable();
+            return Err(Error::new(
+                ErrorKind::Undefined,
+                format!("Namespace `{ns}` is not available"),
+            )
+            .with_hint(format!(
+                "the namespaces a program can require are {} (all their functions are also available without a prefix)",
+                available.join(", ")
+            ))
+            .with_span(spec.span));
+        }
+        let mut i = 0;
+        while i < options.len() {
+            match (&options[i].kind, options.get(i + 1).map(|f| &f.kind)) {
+                (FormKind::Keyword(k), Some(FormKind::Symbol(alias))) if k == "as" => {
+                    self.aliases.retain(|(a, _)| a != alias);
+                    self.aliases.push((alias.clone(), ns.to_string()));
+                    made.push(Expr::Const(Value::str(alias)));
+                    made.push(Expr::Const(Value::str(ns)));
+                }
+                // `:refer`, `:refer-macros`, `:rename`: every function is
+                // already available by its plain name.
+                (FormKind::Keyword(_), Some(_)) => {}
+                _ => {
+                    return Err(Error::validation(
+                        "`require` options come in pairs, like `:as str` or `:refer [join]`",
+                    )
+                    .with_span(options[i].span))
+                }
+            }
+            i += 2;
+        }
+        Ok(())
+    }
+
+    /// The expression of a `require` (or `ns`): nil, after recording the
+    /// aliases it made in the user namespace.
+    fn required(&self, made: Vec<Expr>, span: Span) -> Expr {
+        match self.registry.lookup(builtins::ALIAS) {
+            Some(alias) if !made.is_empty() => Expr::CallNative(Box::new(NativeCall {
+                id: alias.native.id,
+                args: made,
+                span,
+            })),
+            _ => Expr::nil(),
+        }
+    }
+
     fn namespaced(&mut self, ns: &str, local: &str, full: &str, span: Span) -> Result<Expr> {
+        if let Some(target) = self
+            .aliases
+            .iter()
+            .find(|(alias, _)| alias == ns)
+            .map(|(_, target)| target.clone())
+        {
+            if target != ns {
+                return self.symbol(&format!("{target}/{local}"), span);
+            }
+        }
         match ns {
             "data" => Ok(Expr::Data(ArcStr::from(local), span)),
             "tool" => Ok(Expr::ToolRef(ArcStr::from(local), span)),
             "user" => Ok(Expr::Global(Box::new(GlobalRef {
                 name: ArcStr::from(local),
                 fallback: false,
+                builtin: None,
                 span,
             }))),
             _ if CLOJURE_NAMESPACES.contains(&ns) => {
@@ -318,6 +496,33 @@ impl Analyzer {
                 if let Some(expr) = special::analyze(self, name, args, form, tail)? {
                     return Ok(expr);
                 }
+                // `(doc map)` documents `map`: a bare symbol argument of
+                // the reference forms is its name (specification §9.9).
+                if matches!(name.as_str(), "doc" | "dir" | "source" | "export-meta")
+                    && !self.shadowed.contains(name.as_str())
+                {
+                    if let [Form {
+                        kind: FormKind::Symbol(target),
+                        span,
+                    }] = args
+                    {
+                        if self.lookup(target).is_none() {
+                            let quoted = [Form::new(FormKind::Str(target.clone()), *span)];
+                            let func = self.analyze(head, false)?;
+                            let args = self.analyze_all(&quoted)?;
+                            return Ok(self.call(func, args, form.span));
+                        }
+                    }
+                }
+                if name == "data" && !self.shadowed.contains("data") {
+                    if let Some(b) = self.registry.lookup("data") {
+                        return Ok(Expr::CallNative(Box::new(NativeCall {
+                            id: b.native.id,
+                            args: self.analyze_all(args)?,
+                            span: form.span,
+                        })));
+                    }
+                }
                 if let Some(tool) = name.strip_prefix("tool/") {
                     let args = self.analyze_all(args)?;
                     return Ok(Expr::CallTool(Box::new(ToolCall {
@@ -330,18 +535,43 @@ impl Analyzer {
         }
         let func = self.analyze(head, false)?;
         let args = self.analyze_all(args)?;
+        Ok(self.call(func, args, form.span))
+    }
+
+    /// A call of `func`: direct for a builtin.
+    fn call(&self, func: Expr, args: Vec<Expr>, span: Span) -> Expr {
         if let Expr::Const(Value::Native(n)) = &func {
-            return Ok(Expr::CallNative(Box::new(NativeCall {
+            let mut call = NativeCall {
                 id: n.id,
                 args,
-                span: form.span,
-            })));
+                span,
+            };
+            if n.name == "take" {
+                self.take_of_range(&mut call);
+            }
+            return Expr::CallNative(Box::new(call));
         }
-        Ok(Expr::Call(Box::new(Call {
-            func,
-            args,
-            span: form.span,
-        })))
+        Expr::Call(Box::new(Call { func, args, span }))
+    }
+
+    /// `(take n (range start end step))` calls one builtin that bounds a
+    /// zero-step range by `n` (specification §8.1); a zero-step range
+    /// anywhere else is an error.
+    fn take_of_range(&self, call: &mut NativeCall) {
+        let [_, Expr::CallNative(inner)] = call.args.as_slice() else {
+            return;
+        };
+        if inner.args.len() != 3 || self.registry.get(inner.id).name != "range" {
+            return;
+        }
+        let Some(take_range) = self.registry.lookup(builtins::TAKE_RANGE) else {
+            return;
+        };
+        let Expr::CallNative(inner) = call.args.pop().expect("two arguments") else {
+            unreachable!("matched above");
+        };
+        call.args.extend(inner.args);
+        call.id = take_range.native.id;
     }
 
     /// Analyze `fn` arities (already split into `(params body...)` groups).

@@ -107,7 +107,7 @@ fn unsupported(name: &str) -> Option<(&'static str, &'static str)> {
             "use `let` with `fn` values, or `defn`",
         ),
         "defmacro" => ("Macros are not supported", "write a function with `defn`"),
-        "binding" | "set!" | "var" => (
+        "binding" | "set!" => (
             "Dynamic vars are not supported",
             "pass values as arguments or use `def`",
         ),
@@ -157,7 +157,43 @@ pub(super) fn analyze(
             Expr::Const(quote(inner))
         }
         "do" => a.body(args, tail)?,
-        "comment" | "ns" | "require" | "import" => Expr::nil(),
+        "comment" | "import" => Expr::nil(),
+        "require" => {
+            let mut made = Vec::new();
+            for spec in args {
+                a.require(spec, &mut made)?;
+            }
+            a.required(made, span)
+        }
+        "ns" => {
+            // `(ns name (:require [clojure.string :as s]) ...)`: the
+            // name is ignored, the `:require` clauses are honoured.
+            let mut made = Vec::new();
+            for clause in args.iter().skip(1) {
+                if let FormKind::List(items) = &clause.kind {
+                    if let Some((head, specs)) = items.split_first() {
+                        if matches!(&head.kind, FormKind::Keyword(k) if k == "require") {
+                            for spec in specs {
+                                a.require(spec, &mut made)?;
+                            }
+                        }
+                    }
+                }
+            }
+            a.required(made, span)
+        }
+        "var" => match args {
+            // `(var x)` is what the reader makes of `#'x`: the value of `x`.
+            [Form {
+                kind: FormKind::Symbol(sym),
+                span: sym_span,
+            }] => a.symbol(sym, *sym_span)?,
+            _ => {
+                return Err(
+                    Error::validation("`var` takes one symbol, like `(var x)`").with_span(span)
+                )
+            }
+        },
         "if" => {
             if !(2..=3).contains(&args.len()) {
                 return Err(Error::arity(format!(
@@ -320,7 +356,7 @@ pub(super) fn analyze(
                 doc,
                 value: a.lambda_expr(lambda),
                 once: false,
-                span,
+                source: ArcStr::from(super::form_text(form)),
             }))
         }
         "def" | "defonce" => {
@@ -332,13 +368,26 @@ pub(super) fn analyze(
                     )
                 }
             };
+            // `(def name doc? attr-map? value)`: the attribute map (a
+            // component contract, specification §9.8) is skipped.
             let (doc, value) = match rest {
                 [] => (None, None),
                 [v] => (None, Some(v)),
                 [Form {
                     kind: FormKind::Str(s),
                     ..
+                }, v]
+                | [Form {
+                    kind: FormKind::Str(s),
+                    ..
+                }, Form {
+                    kind: FormKind::Map(_),
+                    ..
                 }, v] => (Some(ArcStr::from(s.as_str())), Some(v)),
+                [Form {
+                    kind: FormKind::Map(_),
+                    ..
+                }, v] => (None, Some(v)),
                 _ => {
                     return Err(Error::arity(format!(
                         "`{name}` takes a name, an optional docstring and a value"
@@ -355,7 +404,7 @@ pub(super) fn analyze(
                 doc,
                 value,
                 once: name == "defonce",
-                span,
+                source: ArcStr::from(super::form_text(form)),
             }))
         }
         "if-let" | "when-let" | "if-some" | "when-some" => {
@@ -636,6 +685,10 @@ fn def_name(form: &Form) -> Result<&str> {
         ))
             .with_span(form.span))
         }
+        FormKind::Symbol(s) if is_special(s) => Err(Error::validation(format!(
+            "Cannot define `{s}`: it is a special form; choose another name"
+        ))
+        .with_span(form.span)),
         FormKind::Symbol(s) => Ok(s.strip_prefix("user/").unwrap_or(s)),
         _ => Err(Error::validation("Expected a name to define").with_span(form.span)),
     }
@@ -704,7 +757,9 @@ fn condp(a: &mut Analyzer, args: &[Form], span: Span, tail: bool) -> Result<Expr
     };
     let mut expr = match default {
         Some(d) => a.analyze(d, tail)?,
-        None => Expr::Raise(ArcStr::from("No matching clause in `condp`"), span),
+        // The specification (§5.8): no match and no default is nil
+        // (Clojure throws).
+        None => Expr::nil(),
     };
     for pair in pairs.chunks(2).rev() {
         let test = a.analyze(
@@ -756,7 +811,6 @@ fn case(a: &mut Analyzer, args: &[Form], span: Span, tail: bool) -> Result<Expr>
         table,
         branches,
         default,
-        span,
     })))
 }
 
@@ -854,12 +908,12 @@ fn for_form(a: &mut Analyzer, name: &str, args: &[Form], span: Span) -> Result<E
         .with_span(span));
     }
     let body = if name == "for" {
-        match body {
-            [one] => a.analyze(one, false)?,
-            _ => {
-                return Err(Error::arity("`for` takes exactly one body expression").with_span(span));
-            }
+        // The specification (§5.17) allows several body expressions (an
+        // implicit `do`, the last value collected); Clojure takes one.
+        if body.is_empty() {
+            return Err(Error::arity("`for` needs a body expression").with_span(span));
         }
+        a.body(body, false)?
     } else {
         a.body(body, false)?
     };

@@ -1,2 +1,0 @@
-;; error: Cannot redefine the builtin `count`
-(def count 3)
