@@ -1,11 +1,22 @@
 //! Persistent sets that keep insertion order while small (up to eight
 //! items), then become hash sets with a deterministic order.
+//!
+//! A large set starts as a flat hash table (`Flat`) that its single owner
+//! grows in place: building a set (`set`, `into`, `union`, `distinct`'s
+//! seen set) costs one hash-table insert per item, not a persistent-trie
+//! insert. The first change made through a *shared* flat set builds, once,
+//! a persistent twin (an `imbl` hash trie) that the changed copy continues
+//! from, so `conj` and `disj` on shared sets stay O(log n) however often
+//! they are repeated.
+
+use std::sync::{Arc, OnceLock};
 
 use super::{hash_one, FixedState, Value};
 
 const ARRAY_SET_LIMIT: usize = 8;
 
 type HashSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
+type Table = std::collections::HashSet<Value, FixedState>;
 
 #[derive(Clone, Debug)]
 pub struct Set {
@@ -15,7 +26,30 @@ pub struct Set {
 #[derive(Clone, Debug)]
 enum Repr {
     Array(Vec<Value>),
+    Flat(Arc<Flat>),
     Hash(HashSet),
+}
+
+/// A hash table, and the persistent twin of it made on first need.
+#[derive(Debug)]
+struct Flat {
+    table: Table,
+    persistent: OnceLock<HashSet>,
+}
+
+impl Flat {
+    fn new(table: Table) -> Arc<Flat> {
+        Arc::new(Flat {
+            table,
+            persistent: OnceLock::new(),
+        })
+    }
+
+    fn persistent(&self) -> HashSet {
+        self.persistent
+            .get_or_init(|| self.table.iter().cloned().collect())
+            .clone()
+    }
 }
 
 impl Default for Set {
@@ -34,6 +68,7 @@ impl Set {
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),
+            Repr::Flat(f) => f.table.len(),
             Repr::Hash(h) => h.len(),
         }
     }
@@ -45,6 +80,7 @@ impl Set {
     pub fn contains(&self, v: &Value) -> bool {
         match &self.repr {
             Repr::Array(items) => items.contains(v),
+            Repr::Flat(f) => f.table.contains(v),
             Repr::Hash(h) => h.contains(v),
         }
     }
@@ -64,11 +100,27 @@ impl Set {
                 if items.len() < ARRAY_SET_LIMIT {
                     items.push(v);
                 } else {
-                    let mut h: HashSet = items.drain(..).collect();
+                    let mut table =
+                        Table::with_capacity_and_hasher(2 * ARRAY_SET_LIMIT, FixedState::default());
+                    table.extend(items.drain(..));
+                    table.insert(v);
+                    self.repr = Repr::Flat(Flat::new(table));
+                }
+            }
+            Repr::Flat(f) => match Arc::get_mut(f) {
+                Some(flat) => {
+                    flat.persistent.take();
+                    flat.table.insert(v);
+                }
+                None => {
+                    if f.table.contains(&v) {
+                        return;
+                    }
+                    let mut h = f.persistent();
                     h.insert(v);
                     self.repr = Repr::Hash(h);
                 }
-            }
+            },
             Repr::Hash(h) => {
                 h.insert(v);
             }
@@ -78,6 +130,20 @@ impl Set {
     pub fn remove(&mut self, v: &Value) {
         match &mut self.repr {
             Repr::Array(items) => items.retain(|x| x != v),
+            Repr::Flat(f) => match Arc::get_mut(f) {
+                Some(flat) => {
+                    flat.persistent.take();
+                    flat.table.remove(v);
+                }
+                None => {
+                    if !f.table.contains(v) {
+                        return;
+                    }
+                    let mut h = f.persistent();
+                    h.remove(v);
+                    self.repr = Repr::Hash(h);
+                }
+            },
             Repr::Hash(h) => {
                 h.remove(v);
             }
@@ -87,6 +153,7 @@ impl Set {
     pub fn iter(&self) -> Box<dyn Iterator<Item = &Value> + '_> {
         match &self.repr {
             Repr::Array(items) => Box::new(items.iter()),
+            Repr::Flat(f) => Box::new(f.table.iter()),
             Repr::Hash(h) => Box::new(h.iter()),
         }
     }
@@ -110,5 +177,86 @@ impl FromIterator<Value> for Set {
 impl PartialEq for Set {
     fn eq(&self, other: &Set) -> bool {
         self.len() == other.len() && self.iter().all(|v| other.contains(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(range: std::ops::Range<i64>) -> Set {
+        range.map(Value::Int).collect()
+    }
+
+    #[test]
+    fn a_built_set_is_flat_and_grows_in_place() {
+        let s = ints(0..100);
+        assert!(matches!(s.repr, Repr::Flat(_)));
+        assert_eq!(s.len(), 100);
+        assert!(s.contains(&Value::Int(99)) && !s.contains(&Value::Int(100)));
+    }
+
+    #[test]
+    fn changing_a_shared_flat_set_leaves_the_original_alone() {
+        let original = ints(0..100);
+        let mut added = original.clone();
+        added.insert(Value::Int(1000));
+        let mut removed = original.clone();
+        removed.remove(&Value::Int(5));
+        assert_eq!(original.len(), 100);
+        assert!(!original.contains(&Value::Int(1000)));
+        assert!(original.contains(&Value::Int(5)));
+        assert_eq!((added.len(), removed.len()), (101, 99));
+        assert!(matches!(added.repr, Repr::Hash(_)));
+        // Adding what is there, or removing what is not, changes nothing.
+        let mut same = original.clone();
+        same.insert(Value::Int(3));
+        same.remove(&Value::Int(-1));
+        assert!(matches!(same.repr, Repr::Flat(_)));
+        assert_eq!(same, original);
+    }
+
+    #[test]
+    fn the_persistent_twin_is_built_once_and_dropped_on_a_change_in_place() {
+        let original = ints(0..50);
+        for i in 0..10 {
+            let mut copy = original.clone();
+            copy.insert(Value::Int(100 + i));
+            assert_eq!(copy.len(), 51);
+        }
+        let Repr::Flat(flat) = &original.repr else {
+            panic!("flat")
+        };
+        assert!(flat.persistent.get().is_some());
+        let mut owned = ints(0..50);
+        let _ = owned.clone().contains(&Value::Int(1));
+        owned.insert(Value::Int(7));
+        let copy = {
+            let mut c = owned.clone();
+            c.insert(Value::Int(500));
+            c
+        };
+        owned.insert(Value::Int(600));
+        assert!(owned.contains(&Value::Int(600)) && !owned.contains(&Value::Int(500)));
+        assert!(copy.contains(&Value::Int(500)) && !copy.contains(&Value::Int(600)));
+    }
+
+    #[test]
+    fn equality_and_hash_ignore_the_representation() {
+        let flat = ints(0..20);
+        let mut hash = ints(0..19);
+        let shared = hash.clone();
+        hash.insert(Value::Int(19));
+        assert!(matches!(hash.repr, Repr::Hash(_)));
+        drop(shared);
+        assert_eq!(flat, hash);
+        assert_eq!(flat.unordered_hash(), hash.unordered_hash());
+        let small = ints(0..3);
+        let mut shrunk = ints(0..20);
+        for i in 3..20 {
+            shrunk.remove(&Value::Int(i));
+        }
+        assert_eq!(small, shrunk);
+        assert_eq!(small.unordered_hash(), shrunk.unordered_hash());
     }
 }
