@@ -4,12 +4,20 @@
 //! ordered list (so `(keys {:a 1 :b 2})` is `(:a :b)` and JSON objects keep
 //! their field order); the ninth entry turns it into a hash map, whose
 //! order is fixed by the deterministic hasher but otherwise arbitrary.
+//!
+//! As with sets (`set.rs`), a large map starts as a flat hash table that
+//! its single owner fills in place (`frequencies`, `group-by`, `zipmap`,
+//! `into`, JSON objects), and the first change through a shared one
+//! continues from a persistent twin (an `imbl` hash trie) built once.
+
+use std::sync::{Arc, OnceLock};
 
 use super::{hash_one, FixedState, Value};
 
 const ARRAY_MAP_LIMIT: usize = 8;
 
 type HashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
+type Table = std::collections::HashMap<Value, Value, FixedState>;
 
 #[derive(Clone, Debug)]
 pub struct Map {
@@ -19,7 +27,35 @@ pub struct Map {
 #[derive(Clone, Debug)]
 enum Repr {
     Array(Vec<(Value, Value)>),
+    Flat(Arc<Flat>),
     Hash(HashMap),
+}
+
+/// A hash table, and the persistent twin of it made on first need.
+#[derive(Debug)]
+struct Flat {
+    table: Table,
+    persistent: OnceLock<HashMap>,
+}
+
+impl Flat {
+    fn new(table: Table) -> Arc<Flat> {
+        Arc::new(Flat {
+            table,
+            persistent: OnceLock::new(),
+        })
+    }
+
+    fn persistent(&self) -> HashMap {
+        self.persistent
+            .get_or_init(|| {
+                self.table
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .clone()
+    }
 }
 
 impl Default for Map {
@@ -43,8 +79,10 @@ impl Map {
                 repr: Repr::Array(entries),
             }
         } else {
+            let mut table = Table::with_capacity_and_hasher(entries.len(), FixedState::default());
+            table.extend(entries);
             Map {
-                repr: Repr::Hash(entries.into_iter().collect()),
+                repr: Repr::Flat(Flat::new(table)),
             }
         }
     }
@@ -52,6 +90,7 @@ impl Map {
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),
+            Repr::Flat(f) => f.table.len(),
             Repr::Hash(h) => h.len(),
         }
     }
@@ -69,6 +108,7 @@ impl Map {
     pub fn get(&self, key: &Value) -> Option<&Value> {
         match &self.repr {
             Repr::Array(v) => v.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Repr::Flat(f) => f.table.get(key),
             Repr::Hash(h) => h.get(key),
         }
     }
@@ -115,11 +155,24 @@ impl Map {
                 } else if v.len() < ARRAY_MAP_LIMIT {
                     v.push((key, value));
                 } else {
-                    let mut h: HashMap = v.drain(..).collect();
+                    let mut table =
+                        Table::with_capacity_and_hasher(2 * ARRAY_MAP_LIMIT, FixedState::default());
+                    table.extend(v.drain(..));
+                    table.insert(key, value);
+                    self.repr = Repr::Flat(Flat::new(table));
+                }
+            }
+            Repr::Flat(f) => match Arc::get_mut(f) {
+                Some(flat) => {
+                    flat.persistent.take();
+                    flat.table.insert(key, value);
+                }
+                None => {
+                    let mut h = f.persistent();
                     h.insert(key, value);
                     self.repr = Repr::Hash(h);
                 }
-            }
+            },
             Repr::Hash(h) => {
                 h.insert(key, value);
             }
@@ -129,6 +182,20 @@ impl Map {
     pub fn remove(&mut self, key: &Value) {
         match &mut self.repr {
             Repr::Array(v) => v.retain(|(k, _)| k != key),
+            Repr::Flat(f) => match Arc::get_mut(f) {
+                Some(flat) => {
+                    flat.persistent.take();
+                    flat.table.remove(key);
+                }
+                None => {
+                    if !f.table.contains_key(key) {
+                        return;
+                    }
+                    let mut h = f.persistent();
+                    h.remove(key);
+                    self.repr = Repr::Hash(h);
+                }
+            },
             Repr::Hash(h) => {
                 h.remove(key);
             }
@@ -151,6 +218,7 @@ impl Map {
     pub fn iter(&self) -> MapIter<'_> {
         match &self.repr {
             Repr::Array(v) => MapIter::Array(v.iter()),
+            Repr::Flat(f) => MapIter::Flat(f.table.iter()),
             Repr::Hash(h) => MapIter::Hash(h.iter()),
         }
     }
@@ -173,6 +241,7 @@ impl Map {
 
 pub enum MapIter<'a> {
     Array(std::slice::Iter<'a, (Value, Value)>),
+    Flat(std::collections::hash_map::Iter<'a, Value, Value>),
     Hash(imbl::hashmap::Iter<'a, Value, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
@@ -182,6 +251,7 @@ impl<'a> Iterator for MapIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             MapIter::Array(it) => it.next().map(|(k, v)| (k, v)),
+            MapIter::Flat(it) => it.next(),
             MapIter::Hash(it) => it.next(),
         }
     }
@@ -189,6 +259,7 @@ impl<'a> Iterator for MapIter<'a> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
             MapIter::Array(it) => it.size_hint(),
+            MapIter::Flat(it) => it.size_hint(),
             MapIter::Hash(it) => it.size_hint(),
         }
     }
@@ -207,5 +278,48 @@ impl FromIterator<(Value, Value)> for Map {
 impl PartialEq for Map {
     fn eq(&self, other: &Map) -> bool {
         self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn squares(n: i64) -> Map {
+        (0..n).map(|i| (Value::Int(i), Value::Int(i * i))).collect()
+    }
+
+    #[test]
+    fn changing_a_shared_flat_map_leaves_the_original_alone() {
+        let original = squares(100);
+        assert!(matches!(original.repr, Repr::Flat(_)));
+        let added = original.assoc(Value::Int(1000), Value::Nil);
+        let replaced = original.assoc(Value::Int(3), Value::Int(-1));
+        let removed = original.dissoc(&Value::Int(5));
+        assert_eq!(original.len(), 100);
+        assert_eq!(original.get(&Value::Int(3)), Some(&Value::Int(9)));
+        assert!(original.contains_key(&Value::Int(5)));
+        assert_eq!((added.len(), replaced.len(), removed.len()), (101, 100, 99));
+        assert_eq!(replaced.get(&Value::Int(3)), Some(&Value::Int(-1)));
+        assert!(matches!(added.repr, Repr::Hash(_)));
+    }
+
+    #[test]
+    fn an_owned_flat_map_changes_in_place_and_equality_ignores_the_representation() {
+        let mut owned = squares(20);
+        owned.insert(Value::Int(0), Value::str("zero"));
+        owned.remove(&Value::Int(19));
+        assert!(matches!(owned.repr, Repr::Flat(_)));
+        let mut via_trie = squares(20).assoc(Value::Int(0), Value::str("zero"));
+        via_trie.remove(&Value::Int(19));
+        assert!(matches!(via_trie.repr, Repr::Hash(_)));
+        assert_eq!(owned, via_trie);
+        assert_eq!(owned.unordered_hash(), via_trie.unordered_hash());
+        let distinct = Map::from_distinct(
+            (0..20)
+                .map(|i| (Value::Int(i), Value::Int(i * i)))
+                .collect(),
+        );
+        assert_eq!(distinct, squares(20));
     }
 }
