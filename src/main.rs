@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use ptc_lisp::agent::ToolManifest;
 use ptc_lisp::eval::Limits;
 use ptc_lisp::session::{Session, TurnError, TurnOutcome};
 use ptc_lisp::value::{pr_str, write_pr_bounded};
@@ -77,6 +76,9 @@ enum Command {
         /// The shell
         shell: clap_complete::Shell,
     },
+    /// Serve a PTC-Lisp session over MCP on stdio: tools `run` (a program,
+    /// definitions persist across calls), `reset` and `describe`
+    McpServer(Box<cli::mcp::McpServerArgs>),
 }
 
 #[derive(Args)]
@@ -87,6 +89,8 @@ struct RunArgs {
     /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: cli::mcp::McpArgs,
     /// Wall-clock limit for the program, in milliseconds (at least 1)
     #[arg(long, value_name = "MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -129,6 +133,13 @@ static ALLOC: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, u
 fn main() -> ExitCode {
     ptc_lisp::heap::count_with(|| ALLOC.allocated());
     let cli = Cli::parse();
+    let code = run_command(cli);
+    // MCP servers started for the command end with it.
+    ptc_lisp::mcp::shutdown_all();
+    code
+}
+
+fn run_command(cli: Cli) -> ExitCode {
     // SIGINT and SIGTERM kill the running tools' process groups before
     // `ptc` exits. The interactive REPL keeps Ctrl-C for stopping an
     // evaluation (its own handler) and the agent writes the transcript
@@ -139,7 +150,7 @@ fn main() -> ExitCode {
         | Some(Command::Config(_))
         | Some(Command::Completions { .. })
         | Some(Command::Prompt(_)) => {}
-        Some(Command::Eval { .. }) | Some(Command::Run { .. }) => {
+        Some(Command::Eval { .. }) | Some(Command::Run { .. }) | Some(Command::McpServer(_)) => {
             signals::on_signal(signals::INT_TERM, |_| {});
         }
         None => {
@@ -184,15 +195,42 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
+            let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
+            };
             match session_with(
                 args.data.as_deref(),
                 args.max_data_bytes,
-                args.tools.as_deref(),
+                &tools,
                 Limits::default(),
             ) {
                 Ok(session) => cli::prompt::run(&args, mission, session),
                 Err(e) => usage_error(&e),
             }
+        }
+        Some(Command::McpServer(args)) => {
+            let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
+            };
+            let mut limits = limits(args.timeout_ms, args.max_steps);
+            if let Some(bytes) = args.max_memory {
+                limits.max_memory = bytes;
+            }
+            let (data, max_data_bytes, prelude) =
+                (args.data.clone(), args.max_data_bytes, args.prelude.clone());
+            cli::mcp::serve(
+                &args,
+                Box::new(move || {
+                    let mut session =
+                        session_with(data.as_deref(), max_data_bytes, &tools, limits.clone())?;
+                    if let Some(path) = &prelude {
+                        load_prelude(&mut session, path)?;
+                    }
+                    Ok(session)
+                }),
+            )
         }
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
@@ -226,7 +264,11 @@ fn main() -> ExitCode {
                 recorder: Some(recorder.clone()),
             };
             let run = args.run;
-            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
+            let tools = match cli::mcp::ToolSources::load(run.tools.as_deref(), &run.mcp) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
+            };
+            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run, &tools)));
             if let Ok(mut r) = recorder.lock() {
                 r.finish();
             }
@@ -303,14 +345,9 @@ fn load_data(
 }
 
 /// A session with the data, tools and prelude the options name.
-fn build_session(args: &RunArgs) -> Result<Session, String> {
+fn build_session(args: &RunArgs, tools: &cli::mcp::ToolSources) -> Result<Session, String> {
     let limits = limits(args.timeout_ms, args.max_steps);
-    let mut session = session_with(
-        args.data.as_deref(),
-        args.max_data_bytes,
-        args.tools.as_deref(),
-        limits,
-    )?;
+    let mut session = session_with(args.data.as_deref(), args.max_data_bytes, tools, limits)?;
     if let Some(path) = &args.prelude {
         load_prelude(&mut session, path)?;
     }
@@ -355,11 +392,12 @@ fn limits(timeout_ms: u64, max_steps: Option<u64>) -> Limits {
     limits
 }
 
-/// A session with the given data file and tool manifest loaded.
+/// A session with the given data file and tools (manifest and MCP
+/// servers) loaded.
 fn session_with(
     data: Option<&Path>,
     max_data_bytes: u64,
-    tools: Option<&Path>,
+    tools: &cli::mcp::ToolSources,
     limits: Limits,
 ) -> Result<Session, String> {
     let mut session = Session::new().with_limits(limits);
@@ -367,12 +405,7 @@ fn session_with(
         let max_items = session.limits().max_collection;
         session.set_data_fields(load_data(path, max_data_bytes, max_items)?);
     }
-    if let Some(path) = tools {
-        let manifest = ToolManifest::load(path).map_err(|e| e.to_string())?;
-        manifest
-            .register_into(&mut session)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
+    tools.register_into(&mut session)?;
     Ok(session)
 }
 
@@ -380,7 +413,11 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs) -> ExitCode {
     if args.stats.is_some() || args.repeat > 1 {
         return evaluate_with_stats(source, file, args);
     }
-    let mut session = match build_session(args) {
+    let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let mut session = match build_session(args, &tools) {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
@@ -398,7 +435,11 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs) -> Exi
     use std::time::Instant;
     let mut stats = cli::stats::RunStats::default();
     let started = Instant::now();
-    let loaded = match build_session(args) {
+    let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let loaded = match build_session(args, &tools) {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
@@ -538,6 +579,8 @@ struct AgentArgs {
     /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: cli::mcp::McpArgs,
     /// Turns allowed, the first included; 1 is single-shot mode, where the
     /// program's value is the answer
     #[arg(long, value_name = "N", default_value_t = 5,
@@ -652,10 +695,14 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         Err(e) => return usage_error(&e),
     };
     let limits = limits(args.program_timeout_ms, args.max_steps);
+    let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
     let session = match session_with(
         args.data.as_deref(),
         args.max_data_bytes,
-        args.tools.as_deref(),
+        &tools,
         limits.clone(),
     ) {
         Ok(s) => s,

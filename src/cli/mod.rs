@@ -6,5 +6,6 @@
 pub mod budget;
 pub mod compact;
 pub mod config;
+pub mod mcp;
 pub mod prompt;
 pub mod stats;

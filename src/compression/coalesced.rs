@@ -210,7 +210,7 @@ pub(crate) fn write_data_section(out: &mut String, ctx: &RenderContext) {
 /// `;; === user/ (your prelude) ===` (FMT-003, FMT-006..010). A value
 /// shows its sample only when the turn that last defined it printed
 /// nothing (SAM-001/002).
-fn write_user_section(out: &mut String, memory: &Memory, turns: &[Turn]) {
+pub(crate) fn write_user_section(out: &mut String, memory: &Memory, turns: &[Turn]) {
     if memory.is_empty() {
         return;
     }
