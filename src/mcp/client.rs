@@ -23,18 +23,18 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::process::Stdio;
 use std::sync::{mpsc, Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
-use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
 use serde_json::Value as Json;
-use tokio::io::AsyncReadExt;
 use tokio::runtime::Runtime;
 
+#[cfg(unix)]
+use super::child::kill_group;
+use super::child::ServerProcess;
 use super::{convert, schema, McpServerConfig};
 use crate::eval::ToolContext;
 use crate::session::{Session, ToolError};
@@ -45,9 +45,7 @@ use crate::value::{to_json, Value};
 const POLL: Duration = Duration::from_millis(20);
 /// How long a server may take to exit after its input is closed before it
 /// is killed.
-const SHUTDOWN_GRACE: Duration = Duration::from_millis(1500);
-/// How much of a server's standard error is kept for messages.
-const STDERR_TAIL_BYTES: usize = 2000;
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(1000);
 
 /// A tool offered by a started server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,9 +83,7 @@ struct Connection {
     runtime: Arc<Runtime>,
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
-    /// The server's process id, which is also its process group id.
-    pid: Option<u32>,
-    stderr: Arc<Mutex<Vec<u8>>>,
+    process: Mutex<ServerProcess>,
 }
 
 /// Every server started and not yet shut down, for [`shutdown_all`].
@@ -173,9 +169,7 @@ impl McpServers {
     /// Close every server's input, give it a moment to exit, then kill its
     /// process group. Safe to call more than once.
     pub fn shutdown(&self) {
-        for server in &self.servers {
-            server.shutdown();
-        }
+        shut_down(&self.servers);
     }
 }
 
@@ -189,9 +183,16 @@ impl Drop for McpServers {
 /// exits).
 pub fn shutdown_all() {
     let open: Vec<Arc<Connection>> = lock(&OPEN).drain(..).filter_map(|w| w.upgrade()).collect();
-    for connection in open {
-        connection.shutdown();
-    }
+    shut_down(&open);
+}
+
+/// Shut servers down side by side, so each gets its grace period at once.
+fn shut_down(servers: &[Arc<Connection>]) {
+    std::thread::scope(|scope| {
+        for server in servers {
+            scope.spawn(|| server.shutdown());
+        }
+    });
 }
 
 /// Kill the process group of every MCP server running now, at once: the
@@ -203,13 +204,6 @@ pub fn kill_servers() -> usize {
         kill_group(id);
     }
     live.len()
-}
-
-#[cfg(unix)]
-fn kill_group(id: u32) {
-    if let Some(group) = rustix::process::Pid::from_raw(id as i32) {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-    }
 }
 
 fn collision_between_servers(tool: &McpTool, other: &str) -> String {
@@ -307,45 +301,12 @@ impl Connection {
         runtime: &Arc<Runtime>,
     ) -> Result<(Connection, Vec<rmcp::model::Tool>), String> {
         let name = &config.name;
-        let Some((program, args)) = config.argv.split_first() else {
-            return Err(format!("MCP server `{name}` has an empty command"));
-        };
-        let mut command = tokio::process::Command::new(program);
-        command.args(args).kill_on_drop(true);
-        command.envs(config.env.iter().map(|(k, v)| (k, v)));
-        if let Some(cwd) = &config.cwd {
-            command.current_dir(cwd);
-        }
-        #[cfg(unix)]
-        command.process_group(0);
-        let spawned = {
-            // Spawning registers the child with the runtime's reactor.
-            let _guard = runtime.enter();
-            TokioChildProcess::builder(command)
-                .stderr(Stdio::piped())
-                .spawn()
-        };
-        let (transport, stderr_pipe) =
-            spawned.map_err(|e| format!("MCP server `{name}` could not start `{program}`: {e}"))?;
-        let pid = transport.id();
+        let program = config.argv.first().map(String::as_str).unwrap_or_default();
+        let (mut process, output, input) = ServerProcess::spawn(config, runtime)
+            .map_err(|e| format!("MCP server `{name}` could not start `{program}`: {e}"))?;
+        let pid = process.pid;
         if let Some(pid) = pid {
             lock(&LIVE).push(pid);
-        }
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut pipe) = stderr_pipe {
-            let tail = stderr.clone();
-            runtime.spawn(async move {
-                let mut buf = [0u8; 4096];
-                while let Ok(n) = pipe.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut tail = lock(&tail);
-                    tail.extend_from_slice(&buf[..n]);
-                    let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
-                    tail.drain(..excess);
-                }
-            });
         }
         let client = ClientConfig::new(
             ClientCapabilities::default(),
@@ -354,7 +315,10 @@ impl Connection {
         let started = wait_for(
             runtime,
             async move {
-                let service = client.serve(transport).await.map_err(|e| e.to_string())?;
+                let service = client
+                    .serve((output, input))
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let tools = service
                     .peer()
                     .list_all_tools()
@@ -365,18 +329,17 @@ impl Connection {
             Instant::now() + config.timeout,
             &ToolContext::unlimited(),
         );
-        let unstarted = |problem: String| {
+        let mut unstarted = |problem: String| {
+            // Let the readers take what the server wrote before it died.
+            std::thread::sleep(Duration::from_millis(50));
+            let notes = process.notes();
             if let Some(pid) = pid {
                 #[cfg(unix)]
                 kill_group(pid);
                 lock(&LIVE).retain(|&p| p != pid);
             }
-            // Let the reader take what the server wrote before it died.
-            std::thread::sleep(Duration::from_millis(50));
-            format!(
-                "MCP server `{name}` failed to start: {problem}{}",
-                stderr_note(&stderr)
-            )
+            let _ = process.child.start_kill();
+            format!("MCP server `{name}` failed to start: {problem}{notes}")
         };
         let (service, tools) = match started {
             Ok(Ok((service, Ok(tools)))) => (service, tools),
@@ -399,8 +362,7 @@ impl Connection {
                 runtime: runtime.clone(),
                 peer: service.peer().clone(),
                 service: Mutex::new(Some(service)),
-                pid,
-                stderr,
+                process: Mutex::new(process),
             },
             tools,
         ))
@@ -456,8 +418,10 @@ impl Connection {
                 context.time_limit.as_millis()
             )),
             Err(Stopped::Deadline) => Err(format!(
-                "Tool `{tool}`: MCP server `{server}` did not answer within {} ms (timeout_ms)",
-                self.timeout.as_millis()
+                "Tool `{tool}` got no answer from MCP server `{server}` within {} ms \
+                 (its timeout_ms){}",
+                self.timeout.as_millis(),
+                self.notes()
             )),
         }
     }
@@ -466,15 +430,22 @@ impl Connection {
         let server = &self.name;
         match e {
             ServiceError::TransportClosed | ServiceError::TransportSend(_) => {
-                // Let the reader take what the server wrote before it died.
+                // Let the readers take what the server wrote before it died.
                 std::thread::sleep(Duration::from_millis(50));
                 format!(
                     "MCP server `{server}` is no longer running (it closed the connection){}",
-                    stderr_note(&self.stderr)
+                    self.notes()
                 )
             }
             other => format!("MCP server `{server}`: {}", service_error(other)),
         }
+    }
+
+    /// What is known about the process: exit status, noise, standard
+    /// error.
+    fn notes(&self) -> String {
+        let _guard = self.runtime.enter();
+        lock(&self.process).notes()
     }
 
     fn shutdown(&self) {
@@ -483,20 +454,31 @@ impl Connection {
         };
         // Closing the service closes the server's input; a well-behaved
         // server exits then.
+        let deadline = Instant::now() + SHUTDOWN_GRACE;
         let _ = wait_for(
             &self.runtime,
             async move {
                 let _ = service.cancel().await;
             },
-            Instant::now() + SHUTDOWN_GRACE,
+            deadline,
             &ToolContext::unlimited(),
         );
-        if let Some(pid) = self.pid {
+        let _guard = self.runtime.enter();
+        let mut process = lock(&self.process);
+        while Instant::now() < deadline {
+            if !matches!(process.child.try_wait(), Ok(None)) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if let Some(pid) = process.pid {
             // Whatever is left of its process group (npx starts node, say).
             #[cfg(unix)]
             kill_group(pid);
             lock(&LIVE).retain(|&p| p != pid);
         }
+        let _ = process.child.start_kill();
+        let _ = process.child.try_wait();
     }
 }
 
@@ -511,17 +493,3 @@ fn service_error(e: &ServiceError) -> String {
     }
 }
 
-/// `; its standard error ends: ...` when the server wrote any.
-fn stderr_note(stderr: &Mutex<Vec<u8>>) -> String {
-    let tail = lock(stderr);
-    let text = String::from_utf8_lossy(&tail);
-    let text = text.trim();
-    if text.is_empty() {
-        String::new()
-    } else {
-        let count = text.chars().count();
-        let end: String = text.chars().skip(count.saturating_sub(500)).collect();
-        let cut = if count > 500 { "…" } else { "" };
-        format!("; its standard error ends: {cut}{}", end.trim())
-    }
-}

@@ -18,6 +18,7 @@
 //! This module (with `agent`) may start processes; nothing else in the
 //! library does.
 
+mod child;
 pub mod client;
 pub mod convert;
 pub mod schema;
