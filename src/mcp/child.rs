@@ -110,9 +110,7 @@ impl ServerProcess {
             }
         }
         if let Some(line) = lock(&self.noise).as_deref() {
-            out.push_str(&format!(
-                "; it wrote output that is not JSON-RPC: `{line}`"
-            ));
+            out.push_str(&format!("; it wrote output that is not JSON-RPC: `{line}`"));
         }
         let tail = lock(&self.stderr);
         let text = String::from_utf8_lossy(&tail);

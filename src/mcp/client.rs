@@ -492,4 +492,3 @@ fn service_error(e: &ServiceError) -> String {
         other => other.to_string(),
     }
 }
-

@@ -10,7 +10,8 @@ collisions). With PID_FILE set, the server writes its process id there.
 
 Tools: echo {text} (text back), args (its arguments back as JSON text),
 crash (exits with code 3 in the middle of the call), hang (never
-answers), garbage (answers with a line that is not JSON, then nothing),
+answers, goes on serving), sleep (stops serving, even reading its
+input, for an hour), garbage (answers with a line that is not JSON, then nothing),
 fail (an isError result), protocol_error (a JSON-RPC error).
 """
 import json
@@ -49,6 +50,7 @@ TOOLS = [
     {"name": "args", "description": "The arguments back", "inputSchema": {"type": "object"}},
     {"name": "crash", "description": "Exit mid-call", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer", "inputSchema": {"type": "object"}},
+    {"name": "sleep", "description": "Stop serving", "inputSchema": {"type": "object"}},
     {"name": "garbage", "description": "Answer with noise", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "An error result", "inputSchema": {"type": "object"}},
     {"name": "protocol_error", "description": "A JSON-RPC error", "inputSchema": {"type": "object"}},
@@ -87,7 +89,9 @@ for line in sys.stdin:
             sys.stderr.flush()
             os._exit(3)
         elif name == "hang":
-            time.sleep(3600)
+            pass  # never answer, but go on serving
+        elif name == "sleep":
+            time.sleep(3600)  # stop serving, and ignore a closed input
         elif name == "garbage":
             sys.stdout.write("<html>502 Bad Gateway</html>\n")
             sys.stdout.flush()
