@@ -270,6 +270,7 @@ fn everything_server_results_become_values() {
     let dir = tempfile::tempdir().unwrap();
     let program = r#"
         {:sum (tool/get-sum 2 3)
+         :pairs (tool/get-sum :a 1 :b 1)
          :echo (tool/echo {:message "hi"})
          :weather (tool/get-structured-content "New York")
          :image (second (tool/get-tiny-image))

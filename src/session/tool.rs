@@ -226,6 +226,24 @@ fn tool_error(message: String, spec: &ToolSpec) -> Error {
     Error::new(ErrorKind::Tool, message).with_hint(hint)
 }
 
+/// `[:a 1 :b 2]` as `{:a 1 :b 2}` when the arguments are keyword pairs
+/// whose keywords all pass `accepted`.
+fn keyword_pairs(args: &[Value], accepted: impl Fn(&Value) -> bool) -> Option<Map> {
+    if args.len() < 2 || !args.len().is_multiple_of(2) {
+        return None;
+    }
+    let mut named = Map::new();
+    for pair in args.chunks(2) {
+        match &pair[0] {
+            k @ Value::Keyword(_) if accepted(k) => {
+                named.insert(k.clone(), pair[1].clone());
+            }
+            _ => return None,
+        }
+    }
+    Some(named)
+}
+
 fn key_name(k: &Value) -> Option<&str> {
     match k {
         Value::Keyword(s) | Value::Str(s) => Some(s),
@@ -245,6 +263,10 @@ fn key_name(k: &Value) -> Option<&str> {
 ///   takes any single map as its named arguments.
 /// - **Positional**: `(tool/search "x" 5)` — the i-th argument binds the
 ///   i-th parameter of the signature.
+/// - **Keyword pairs**: `(tool/search :query "x" :limit 5)` — an even
+///   number of arguments whose 1st, 3rd, ... are keywords naming declared
+///   parameters (any keywords for a tool that declares none) is read as
+///   the map `{:query "x" :limit 5}`.
 ///
 /// A single map that is not a set of named arguments binds the first
 /// parameter when that parameter accepts a map (`:map`, `:any` or a
@@ -259,15 +281,20 @@ fn key_name(k: &Value) -> Option<&str> {
 pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
     let params = spec.signature.params();
     let positional = args.to_vec();
+    let declared = |k: &Value| key_name(k).is_some_and(|n| params.iter().any(|p| p.name == n));
+    let pairs = keyword_pairs(args, |k| params.is_empty() || declared(k));
     if params.is_empty() {
-        let named = match args {
-            [Value::Map(m)] => (**m).clone(),
+        let named = match (args, pairs) {
+            (_, Some(pairs)) => pairs,
+            ([Value::Map(m)], None) => (**m).clone(),
             _ => Map::new(),
         };
         return Ok(ToolArgs::new(named, positional));
     }
-    let declared = |k: &Value| key_name(k).is_some_and(|n| params.iter().any(|p| p.name == n));
     let named = match args {
+        _ if pairs.is_some() => pairs.unwrap_or_default(),
+        // A map of declared names (or `{}` for a first parameter that is
+        // not a map).
         [Value::Map(m)]
             if m.keys().all(declared) && (!m.is_empty() || !params[0].ty.accepts_map()) =>
         {
@@ -376,6 +403,36 @@ mod tests {
                 .collect(),
         );
         assert_eq!(named(sig, &[string_keys]), "{:query \"x\"}");
+    }
+
+    #[test]
+    fn keyword_pairs_are_named_arguments() {
+        let sig = "(query :string, limit :int?) -> :any";
+        assert_eq!(
+            named(
+                sig,
+                &[
+                    Value::keyword("query"),
+                    "x".into(),
+                    Value::keyword("limit"),
+                    5.into()
+                ]
+            ),
+            "{:query \"x\", :limit 5}"
+        );
+        assert_eq!(
+            named(sig, &[Value::keyword("limit"), 5.into()]),
+            "error: Tool `t` is missing the required argument `query`"
+        );
+        // A keyword that names no parameter is a positional argument.
+        assert_eq!(
+            named(
+                "(order :keyword, n :int) -> :any",
+                &[Value::keyword("asc"), 3.into()]
+            ),
+            "{:order :asc, :n 3}"
+        );
+        assert_eq!(named("-> :map", &[Value::keyword("a"), 1.into()]), "{:a 1}");
     }
 
     #[test]
