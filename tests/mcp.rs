@@ -864,3 +864,50 @@ fn ptc_serves_a_persistent_session_over_mcp() {
     };
     assert!(status.success(), "{status}");
 }
+
+#[test]
+fn ptc_drives_ptc_mcp_server_through_its_own_mcp_client() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("data.json"), r#"{"n": 7}"#).unwrap();
+    std::fs::write(dir.path().join("prelude.clj"), "(defn twice [x] (* 2 x))").unwrap();
+    let server = format!(
+        "inner={} mcp-server --data data.json --prelude prelude.clj",
+        env!("CARGO_BIN_EXE_ptc")
+    );
+    let program = r#"
+        [(tool/run {:program "(def m (twice data/n)) (println :m m) (inc m)"})
+         (tool/run "(* m 10)")
+         (:definitions (tool/describe))
+         (tool/reset)
+         (tool/run "(twice 1)")]"#;
+    let out = ptc_in(
+        dir.path(),
+        &["eval", "--timeout-ms", "20000", "--mcp", &server, program],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).trim(),
+        r#"[{:result 15, :printed [":m 14"]} {:result 140, :printed []} ["twice" "m"] "The session is fresh: no definitions; tools and data as at start." {:result 2, :printed []}]"#
+    );
+    // An error result of the inner session is a tool error of the outer one.
+    let out = ptc_in(
+        dir.path(),
+        &[
+            "eval",
+            "--timeout-ms",
+            "20000",
+            "--mcp",
+            &server,
+            r#"(tool/run "(fliter odd? [1])")"#,
+        ],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(
+            "Tool `run` failed: MCP server `inner` reported an error: error: 1:2: Undefined symbol `fliter`"
+        ),
+        "{err}"
+    );
+}

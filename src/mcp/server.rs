@@ -273,9 +273,11 @@ fn run_program(session: &mut Session, program: &str, max_result_bytes: usize) ->
     }
     match &turn.outcome {
         TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
-            text.push_str(&result_text(value, max_result_bytes));
+            let (shown, whole) = result_text(value, max_result_bytes);
+            text.push_str(&shown);
             let mut result = text_result(&text, false);
-            if let Some(json) = json_form(value) {
+            // A result cut for length has no structured form either.
+            if let Some(json) = json_form(value).filter(|_| whole) {
                 result["structuredContent"] = json!({"result": json, "printed": turn.prints});
             }
             result
@@ -295,11 +297,12 @@ fn run_program(session: &mut Session, program: &str, max_result_bytes: usize) ->
     }
 }
 
-/// The printed form of a result, cut at `max` bytes with a marker.
-fn result_text(value: &Value, max: usize) -> String {
+/// The printed form of a result, cut at `max` bytes with a marker, and
+/// whether it is whole.
+fn result_text(value: &Value, max: usize) -> (String, bool) {
     let mut text = String::new();
     if write_pr_bounded(&mut text, value, max) && text.len() <= max {
-        return text;
+        return (text, true);
     }
     let mut cut = max.min(text.len());
     while !text.is_char_boundary(cut) {
@@ -310,7 +313,7 @@ fn result_text(value: &Value, max: usize) -> String {
         text,
         " ... (result cut at {max} bytes; --max-result-bytes raises the cap)"
     );
-    text
+    (text, false)
 }
 
 /// An error as the CLI prints it: `error: LINE:COL: message (code)`, the
@@ -459,5 +462,6 @@ mod tests {
         let text = r["content"][0]["text"].as_str().unwrap();
         assert!(text.starts_with("[0 1 2 3 4 5 6 7 8 9 ..."), "{text}");
         assert!(text.contains("result cut at 20 bytes"));
+        assert!(r.get("structuredContent").is_none());
     }
 }
