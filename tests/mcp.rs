@@ -911,3 +911,19 @@ fn ptc_drives_ptc_mcp_server_through_its_own_mcp_client() {
         "{err}"
     );
 }
+
+#[test]
+fn the_repl_documents_mcp_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ptc_in(
+        dir.path(),
+        &["--mcp", &format!("bad={}", misbehaving("ok"))],
+        Some(":doc tool/echo\n(tool/echo :text \"pairs\")\n"),
+    );
+    let printed = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        printed.contains("tool/echo (text :string) -> :any\n  Say it back"),
+        "{printed}"
+    );
+    assert!(printed.contains("\"pairs\""), "{printed}");
+}

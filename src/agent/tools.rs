@@ -24,6 +24,11 @@
 //! is killed (on Unix with every process it started, as it runs in a
 //! process group of its own). Relative program paths resolve against the
 //! working directory, as in a shell.
+//!
+//! A manifest may also (or only) hold `mcp_servers`, a table from server
+//! names to MCP servers to start (`command`, `args`, `env`, `cwd`,
+//! `timeout_ms`, `prefix`); their tools are registered by
+//! [`crate::mcp::McpServers`].
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -814,6 +819,70 @@ mod tests {
             ManifestFormat::detect(p("t"), "[tools]"),
             ManifestFormat::Toml
         );
+    }
+
+    fn mcp_error(text: &str) -> String {
+        ToolManifest::parse(text, "m.toml", ManifestFormat::Toml)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn mcp_servers_are_declared_in_the_manifest() {
+        let manifest = ToolManifest::parse(
+            r#"
+            [mcp_servers.fs]
+            command = "npx"
+            args = ["-y", "server", "/data"]
+            env = { A = "1" }
+            cwd = "/tmp"
+            timeout_ms = 500
+            prefix = "fs_"
+            "#,
+            "m.toml",
+            ManifestFormat::Toml,
+        )
+        .unwrap();
+        assert!(manifest.tools.is_empty());
+        let fs = &manifest.mcp_servers[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(fs.argv, ["npx", "-y", "server", "/data"]);
+        assert_eq!(fs.env, [("A".to_string(), "1".to_string())]);
+        assert_eq!(fs.cwd.as_deref(), Some(Path::new("/tmp")));
+        assert_eq!(fs.timeout, Duration::from_millis(500));
+        assert_eq!(fs.prefix, "fs_");
+    }
+
+    #[test]
+    fn mcp_server_mistakes_name_the_server_and_field() {
+        for (text, expected) in [
+            (
+                "[mcp_servers.fs]\nargs = []",
+                "MCP server `fs`: `command` is missing",
+            ),
+            (
+                "[mcp_servers.fs]\ncomand = \"x\"",
+                "unknown field `comand`; did you mean `command`?",
+            ),
+            (
+                "[mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"",
+                "`url` (the streamable HTTP transport) is not supported yet",
+            ),
+            (
+                "[mcp_servers.fs]\ncommand = \"x\"\nprefix = \"9\"",
+                "`prefix` must be letters",
+            ),
+            (
+                "[mcp_servers.fs]\ncommand = \"x\"\nenv = { A = 1 }",
+                "`env` must be a table of strings",
+            ),
+            ("[mcp_servers.\"a b\"]\ncommand = \"x\"", "the name must be"),
+            ("mcp_servers = 1", "`mcp_servers` must be a table"),
+            ("[other]", "unknown top-level field `other`"),
+        ] {
+            let err = mcp_error(text);
+            assert!(err.contains(expected), "{text}: {err}");
+        }
     }
 
     #[test]
