@@ -259,6 +259,8 @@ fn mcp_tool(config: &McpServerConfig, tool: &rmcp::model::Tool) -> Result<McpToo
 enum Stopped {
     Deadline,
     Interrupted,
+    /// The task ended without an answer (it panicked).
+    Lost,
 }
 
 /// Run `future` on the runtime and wait for it on this thread until
@@ -287,8 +289,7 @@ fn wait_for<T: Send + 'static>(
         match rx.recv_timeout((deadline - now).min(POLL)) {
             Ok(value) => return Ok(value),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            // The task ended without an answer: it panicked.
-            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Stopped::Deadline),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Stopped::Lost),
         }
     }
 }
@@ -348,6 +349,9 @@ impl Connection {
                 return Err(unstarted(problem));
             }
             Ok(Err(problem)) => return Err(unstarted(problem)),
+            Err(Stopped::Lost) => {
+                return Err(unstarted("the MCP client failed while starting it".into()))
+            }
             Err(_) => {
                 return Err(unstarted(format!(
                     "no answer to `initialize` and `tools/list` within {} ms (timeout_ms)",
@@ -409,6 +413,9 @@ impl Connection {
                 })
             }
             Ok(Err(e)) => Err(self.describe_failure(&e)),
+            Err(Stopped::Lost) => Err(format!(
+                "Tool `{tool}` (MCP server `{server}`): the MCP client failed during the call"
+            )),
             Err(Stopped::Interrupted) => Err(format!(
                 "Tool `{tool}` (MCP server `{server}`) was interrupted"
             )),
