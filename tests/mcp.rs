@@ -927,3 +927,39 @@ fn the_repl_documents_mcp_tools() {
     );
     assert!(printed.contains("\"pairs\""), "{printed}");
 }
+
+#[test]
+fn a_cancelled_request_interrupts_its_program() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut client = RawClient::start(
+        dir.path(),
+        &["--timeout-ms", "60000", "--max-steps", "1000000000000"],
+    );
+    client.request(
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}}),
+    );
+    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let id = client.next_id;
+    client.next_id += 1;
+    client.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                       "params": {"name": "run", "arguments": {"program": "(loop [i 0] (recur (inc i)))"}}}));
+    std::thread::sleep(Duration::from_millis(300));
+    let cancelled = Instant::now();
+    client.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                       "params": {"requestId": id, "reason": "the user gave up"}}),
+    );
+    // The session runs one program at a time: the next answer comes only
+    // once the loop has stopped.
+    let r = client.call("run", json!({"program": "(+ 1 1)"}));
+    assert_eq!(result_text(&r), "2", "{r}");
+    assert!(
+        cancelled.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        cancelled.elapsed()
+    );
+    drop(client.input.take());
+    assert!(client.child.wait().unwrap().success());
+}
