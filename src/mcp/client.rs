@@ -96,11 +96,19 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl McpServers {
-    /// Start every server (one after another), initialize it and read its
+    /// Start every server (side by side), initialize it and read its
     /// tools. A server that cannot start, does not answer within its
     /// timeout, or whose tool names collide with another's is an error
     /// naming it; the servers already started are shut down.
     pub fn start(configs: &[McpServerConfig]) -> Result<McpServers, String> {
+        for (i, config) in configs.iter().enumerate() {
+            if configs[..i].iter().any(|c| c.name == config.name) {
+                return Err(format!(
+                    "two MCP servers are named `{}`; give each its own name",
+                    config.name
+                ));
+            }
+        }
         let runtime = Arc::new(
             tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(1)
@@ -109,22 +117,45 @@ impl McpServers {
                 .build()
                 .map_err(|e| format!("cannot start the MCP runtime: {e}"))?,
         );
+        let started: Vec<_> = std::thread::scope(|scope| {
+            let starting: Vec<_> = configs
+                .iter()
+                .map(|config| scope.spawn(|| Connection::start(config, &runtime)))
+                .collect();
+            starting
+                .into_iter()
+                .map(|t| {
+                    t.join()
+                        .unwrap_or_else(|_| Err("starting an MCP server panicked".into()))
+                })
+                .collect()
+        });
         let mut servers = McpServers {
             servers: Vec::new(),
             tools: Vec::new(),
         };
-        let mut names: BTreeMap<String, String> = BTreeMap::new();
-        for config in configs {
-            if servers.servers.iter().any(|s| s.name == config.name) {
-                return Err(format!(
-                    "two MCP servers are named `{}`; give each its own name",
-                    config.name
-                ));
+        // Every started server is kept first, so an error below shuts
+        // them all down (when `servers` is dropped).
+        let mut listed_tools = Vec::new();
+        let mut first_error = None;
+        for result in started {
+            match result {
+                Ok((connection, listed)) => {
+                    let connection = Arc::new(connection);
+                    lock(&OPEN).push(Arc::downgrade(&connection));
+                    servers.servers.push(connection.clone());
+                    listed_tools.push((connection, listed));
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
-            let (connection, listed) = Connection::start(config, &runtime)?;
-            let connection = Arc::new(connection);
-            lock(&OPEN).push(Arc::downgrade(&connection));
-            servers.servers.push(connection.clone());
+        }
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        let mut names: BTreeMap<String, String> = BTreeMap::new();
+        for ((connection, listed), config) in listed_tools.into_iter().zip(configs) {
             for tool in listed {
                 let tool = mcp_tool(config, &tool)?;
                 if let Some(other) = names.insert(tool.name.clone(), config.name.clone()) {
