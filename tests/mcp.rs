@@ -302,7 +302,7 @@ fn everything_server_results_become_values() {
     assert!(printed.contains(":links 2"), "{printed}");
     assert!(!printed.contains("iVBOR"), "base64 leaked: {printed}");
 
-    // Arguments the server rejects come back as a tool error.
+    // Arguments of the wrong type are caught before the call ...
     let out = ptc_in(
         dir.path(),
         &[
@@ -318,7 +318,28 @@ fn everything_server_results_become_values() {
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
     assert!(
-        err.contains("Tool `get-sum` failed: MCP server `ev` reported an error:"),
+        err.contains(
+            r#"Tool `get-sum` failed: the argument `a` should be a number, got string "x""#
+        ),
+        "{err}"
+    );
+    // ... and those the server rejects come back as a tool error.
+    let out = ptc_in(
+        dir.path(),
+        &[
+            "eval",
+            "--timeout-ms",
+            "20000",
+            "--mcp",
+            &format!("ev={everything}"),
+            r#"(tool/get-annotated-message {:messageType "bogus"})"#,
+        ],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("Tool `get-annotated-message` failed: MCP server `ev` reported an error:")
+            && err.contains("messageType"),
         "{err}"
     );
     // A missing required argument is caught before the call.

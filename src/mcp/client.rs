@@ -179,8 +179,12 @@ impl McpServers {
         for (tool, connection) in &self.tools {
             let connection = connection.clone();
             let (name, mcp_name) = (tool.name.clone(), tool.mcp_name.clone());
+            let signature = crate::session::Signature::parse(&tool.signature)
+                .map_err(|e| format!("MCP server `{}`: {e}", tool.server))?;
             let handler = move |args: crate::session::ToolArgs| {
-                connection.call(&name, &mcp_name, &args.to_value(), args.context())
+                let named = args.to_value();
+                schema::check_arguments(&signature, &named)?;
+                connection.call(&name, &mcp_name, &named, args.context())
             };
             session
                 .register_tool(&tool.name, &tool.signature, &tool.description, handler)

@@ -23,10 +23,15 @@
 //! declares no parameters: the tool then takes any single map, sent as
 //! is. The output schema, when there is one, gives the result type;
 //! otherwise the result is `:any`.
+//!
+//! Before a call, [`check_arguments`] holds the arguments to the
+//! signature's types, as they will reach the server in JSON (a keyword is
+//! a string there, a set an array).
 
 use serde_json::{Map, Value as Json};
 
 use crate::session::Signature;
+use crate::value::{from_json, to_json, Value};
 
 /// The deepest nesting of arrays and objects spelled out.
 const MAX_DEPTH: usize = 4;
@@ -167,6 +172,42 @@ fn nullable(ty: String) -> String {
 
 fn is_null_schema(schema: &Json) -> bool {
     schema.get("type").and_then(Json::as_str) == Some("null")
+}
+
+/// Check named arguments against the parameter types of a signature;
+/// the message names the first argument that does not fit.
+///
+/// ```
+/// use ptc_lisp::mcp::schema::check_arguments;
+/// use ptc_lisp::session::Signature;
+/// use ptc_lisp::value::Value;
+/// let sig = Signature::parse("(a :float, tags [:string]?) -> :any").unwrap();
+/// let args = |a: Value| Value::map([(Value::keyword("a"), a)].into_iter().collect());
+/// assert!(check_arguments(&sig, &args(Value::Int(2))).is_ok());
+/// assert_eq!(
+///     check_arguments(&sig, &args(Value::str("x"))).unwrap_err(),
+///     "the argument `a` should be a number, got string \"x\""
+/// );
+/// ```
+pub fn check_arguments(signature: &Signature, named: &Value) -> Result<(), String> {
+    let Value::Map(named) = named else {
+        return Ok(());
+    };
+    for param in signature.params() {
+        let Some(value) = named.get(&Value::keyword(&param.name)) else {
+            continue;
+        };
+        // As the server will see it.
+        let sent = from_json(&to_json(value));
+        if let Err(mismatch) = crate::agent::signature_check::check(&param.ty, &sent) {
+            let text = mismatch.to_string();
+            let text = text
+                .strip_prefix("expected ")
+                .map_or_else(|| text.clone(), |rest| format!("should be {rest}"));
+            return Err(format!("the argument `{}` {text}", param.name));
+        }
+    }
+    Ok(())
 }
 
 /// The doc of an MCP tool: its description (else its title), then
