@@ -21,7 +21,7 @@
 //! cancelled request interrupts its program.
 
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 use rmcp::model::{
@@ -82,7 +82,8 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), String> {
 
 /// A request for the session thread.
 enum Job {
-    Run(String, oneshot::Sender<Json>),
+    /// A program, with the number of its request.
+    Run(u64, String, oneshot::Sender<Json>),
     Reset(oneshot::Sender<Json>),
     Describe(oneshot::Sender<Description>),
 }
@@ -99,50 +100,90 @@ struct Description {
 /// The thread that owns the session.
 struct Worker {
     jobs: mpsc::Sender<Job>,
+    /// The session's interrupt flag.
     interrupt: Arc<AtomicBool>,
+    /// The number of the program running now (0: none).
+    running: Arc<AtomicU64>,
+    /// The last number given to a program.
+    numbered: AtomicU64,
 }
 
 impl Worker {
+    /// Build the first session and start the thread that owns it.
     fn start(mut options: ServeOptions) -> Result<Worker, String> {
         let mut session = (options.make_session)()?;
         let interrupt = session.interrupt_handle();
-        let flag = interrupt.clone();
+        let running = Arc::new(AtomicU64::new(0));
         let (jobs, inbox) = mpsc::channel::<Job>();
+        let (flag, now_running) = (interrupt.clone(), running.clone());
         std::thread::Builder::new()
             .name("ptc-session".into())
             .spawn(move || {
                 for job in inbox {
-                    match job {
-                        Job::Run(program, reply) => {
-                            flag.store(false, Ordering::SeqCst);
-                            let answer = run_program(&mut session, &program, options.max_result_bytes);
-                            let _ = reply.send(answer);
-                        }
-                        Job::Reset(reply) => {
-                            let answer = match (options.make_session)() {
-                                Ok(mut fresh) => {
-                                    fresh.set_interrupt_handle(flag.clone());
-                                    session = fresh;
-                                    text_result("The session is fresh: no definitions; tools and data as at start.", false)
-                                }
-                                Err(e) => text_result(&format!("error: the session could not be rebuilt: {e}"), true),
-                            };
-                            let _ = reply.send(answer);
-                        }
-                        Job::Describe(reply) => {
-                            let _ = reply.send(describe(&session));
-                        }
-                    }
+                    do_job(&mut session, &mut options, &flag, &now_running, job);
                 }
             })
             .map_err(|e| format!("cannot start the session thread: {e}"))?;
-        Ok(Worker { jobs, interrupt })
+        Ok(Worker {
+            jobs,
+            interrupt,
+            running,
+            numbered: AtomicU64::new(0),
+        })
     }
 
     fn describe_blocking(&self) -> Option<Description> {
         let (tx, rx) = oneshot::channel();
         self.jobs.send(Job::Describe(tx)).ok()?;
         rx.blocking_recv().ok()
+    }
+
+    /// Interrupt program `number` if it is running now (a cancelled
+    /// request that is still queued is not run at all: it still gets its
+    /// turn, but its answer is dropped by the protocol layer).
+    fn interrupt(&self, number: u64) {
+        if number != 0 && self.running.load(Ordering::SeqCst) == number {
+            self.interrupt.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Do one job on the session thread.
+fn do_job(
+    session: &mut Session,
+    options: &mut ServeOptions,
+    interrupt: &AtomicBool,
+    running: &AtomicU64,
+    job: Job,
+) {
+    match job {
+        Job::Run(number, program, reply) => {
+            interrupt.store(false, Ordering::SeqCst);
+            running.store(number, Ordering::SeqCst);
+            let answer = run_program(session, &program, options.max_result_bytes);
+            running.store(0, Ordering::SeqCst);
+            let _ = reply.send(answer);
+        }
+        Job::Reset(reply) => {
+            let answer = match (options.make_session)() {
+                Ok(mut fresh) => {
+                    fresh.set_interrupt_handle(session.interrupt_handle());
+                    *session = fresh;
+                    text_result(
+                        "The session is fresh: no definitions; tools and data as at start.",
+                        false,
+                    )
+                }
+                Err(e) => text_result(
+                    &format!("error: the session could not be rebuilt: {e}"),
+                    true,
+                ),
+            };
+            let _ = reply.send(answer);
+        }
+        Job::Describe(reply) => {
+            let _ = reply.send(describe(session));
+        }
     }
 }
 
@@ -180,9 +221,13 @@ impl PtcServer {
     ) -> Json {
         let arguments = request.arguments.unwrap_or_default();
         let (tx, rx) = oneshot::channel();
+        let mut number = 0;
         let job = match request.name.as_ref() {
             "run" => match arguments.get("program").and_then(Json::as_str) {
-                Some(program) => Job::Run(program.to_string(), tx),
+                Some(program) => {
+                    number = self.worker.numbered.fetch_add(1, Ordering::SeqCst) + 1;
+                    Job::Run(number, program.to_string(), tx)
+                }
                 None => {
                     return text_result(
                         "error: `run` needs `program`, the PTC-Lisp source to run (a string)",
@@ -218,7 +263,7 @@ impl PtcServer {
             answer = &mut rx => answer.unwrap_or_else(|_| text_result("error: the session thread has stopped", true)),
             () = context.ct.cancelled() => {
                 // The client gave up: stop the program, then answer anyway.
-                self.worker.interrupt.store(true, Ordering::SeqCst);
+                self.worker.interrupt(number);
                 rx.await.unwrap_or_else(|_| text_result("error: the session thread has stopped", true))
             }
         }
