@@ -513,7 +513,7 @@ fn misbehaving_servers_give_clear_errors_and_the_session_survives() {
     )
     .unwrap();
     // The piped REPL runs each line as a turn of one session.
-    let turns = "(tool/fail)\n(tool/protocol_error)\n(tool/hang)\n(tool/n_garbage)\n(tool/crash)\n(tool/echo \"again\")\n(tool/n_echo \"still here\")\n(+ 1 2)\n";
+    let turns = "(tool/fail)\n(tool/protocol_error)\n(tool/hang)\n(tool/n_garbage)\n(tool/huge)\n(tool/crash)\n(tool/echo \"again\")\n(tool/n_echo \"still here\")\n(+ 1 2)\n";
     let started = Instant::now();
     let out = ptc_in(
         dir.path(),
@@ -527,6 +527,7 @@ fn misbehaving_servers_give_clear_errors_and_the_session_survives() {
         "Tool `protocol_error` failed: MCP server `flaky`: protocol error -32602: bad frob level",
         "Tool `hang` got no answer from MCP server `flaky` within 2000 ms (its timeout_ms)",
         "Tool `n_garbage` got no answer from MCP server `noisy` within 2000 ms (its timeout_ms); it wrote output that is not JSON-RPC: `<html>502 Bad Gateway</html>`",
+        "Tool `huge` got no answer from MCP server `flaky` within 2000 ms (its timeout_ms); it wrote output that is not JSON-RPC: `a line of 17825",
         "Tool `crash` failed: MCP server `flaky` is no longer running (it closed the connection); it exited with code 3; its standard error ends: segfault in the frobnicator",
         "Tool `echo` failed: MCP server `flaky` is no longer running",
         "\"still here\"",

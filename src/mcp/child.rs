@@ -18,6 +18,9 @@ use super::McpServerConfig;
 const STDERR_TAIL_BYTES: usize = 2000;
 /// How much of a line that is not JSON-RPC is kept for messages.
 const NOISE_BYTES: usize = 200;
+/// The longest message the protocol layer reads; longer lines are dropped
+/// (its default, `rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH`).
+const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A started server process and what it wrote besides protocol messages.
 pub(crate) struct ServerProcess {
@@ -85,6 +88,7 @@ impl ServerProcess {
             inner: stdout,
             noise: noise.clone(),
             line_start: Vec::new(),
+            line_bytes: 0,
             at_line_start: true,
         };
         Ok((
@@ -99,8 +103,8 @@ impl ServerProcess {
         ))
     }
 
-    /// `; it exited with code 3; its standard error ends: ...` as far as
-    /// known.
+    /// `; it exited with code 3; it wrote output that is not JSON-RPC:
+    /// ...; its standard error ends: ...` as far as known.
     pub fn notes(&mut self) -> String {
         let mut out = String::new();
         if let Ok(Some(status)) = self.child.try_wait() {
@@ -109,7 +113,8 @@ impl ServerProcess {
                 None => out.push_str(&format!("; it ended: {status}")),
             }
         }
-        if let Some(line) = lock(&self.noise).as_deref() {
+        // Each stray line is told once, in the next message.
+        if let Some(line) = lock(&self.noise).take() {
             out.push_str(&format!("; it wrote output that is not JSON-RPC: `{line}`"));
         }
         let tail = lock(&self.stderr);
@@ -134,12 +139,15 @@ pub(crate) fn kill_group(id: u32) {
 }
 
 /// A server's standard output, passed through unchanged, noting the first
-/// line that does not start like a JSON-RPC message (`{` or `[`).
+/// line that does not start like a JSON-RPC message (`{` or `[`) or is
+/// too long to be read as one.
 pub(crate) struct WatchedOutput {
     inner: ChildStdout,
     noise: Arc<Mutex<Option<String>>>,
     /// The beginning of the current line (at most [`NOISE_BYTES`]).
     line_start: Vec<u8>,
+    /// The length of the current line so far.
+    line_bytes: usize,
     at_line_start: bool,
 }
 
@@ -153,6 +161,7 @@ impl WatchedOutput {
             if self.line_start.len() < NOISE_BYTES {
                 self.line_start.push(b);
             }
+            self.line_bytes += 1;
             self.at_line_start = false;
         }
     }
@@ -160,13 +169,25 @@ impl WatchedOutput {
     fn end_line(&mut self) {
         let text = String::from_utf8_lossy(&self.line_start);
         let text = text.trim();
-        if !text.is_empty() && !text.starts_with(['{', '[']) {
+        let problem = if self.line_bytes > MAX_MESSAGE_BYTES {
+            Some(format!(
+                "a line of {} bytes, over the {} MiB a message may have",
+                self.line_bytes,
+                MAX_MESSAGE_BYTES / (1024 * 1024)
+            ))
+        } else if !text.is_empty() && !text.starts_with(['{', '[']) {
+            Some(text.to_string())
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
             let mut noise = lock(&self.noise);
             if noise.is_none() {
-                *noise = Some(text.to_string());
+                *noise = Some(problem);
             }
         }
         self.line_start.clear();
+        self.line_bytes = 0;
         self.at_line_start = true;
     }
 }

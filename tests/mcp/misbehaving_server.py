@@ -11,7 +11,8 @@ collisions). With PID_FILE set, the server writes its process id there.
 Tools: echo {text} (text back), args (its arguments back as JSON text),
 crash (exits with code 3 in the middle of the call), hang (never
 answers, goes on serving), sleep (stops serving, even reading its
-input, for an hour), garbage (answers with a line that is not JSON, then nothing),
+input, for an hour), garbage (answers with a line that is not JSON, then
+nothing), huge (answers with a 17 MiB line),
 fail (an isError result), protocol_error (a JSON-RPC error).
 """
 import json
@@ -52,6 +53,7 @@ TOOLS = [
     {"name": "hang", "description": "Never answer", "inputSchema": {"type": "object"}},
     {"name": "sleep", "description": "Stop serving", "inputSchema": {"type": "object"}},
     {"name": "garbage", "description": "Answer with noise", "inputSchema": {"type": "object"}},
+    {"name": "huge", "description": "An answer over 16 MiB", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "An error result", "inputSchema": {"type": "object"}},
     {"name": "protocol_error", "description": "A JSON-RPC error", "inputSchema": {"type": "object"}},
 ] + [{"name": n, "description": "Extra", "inputSchema": {"type": "object"}} for n in extra]
@@ -92,6 +94,10 @@ for line in sys.stdin:
             pass  # never answer, but go on serving
         elif name == "sleep":
             time.sleep(3600)  # stop serving, and ignore a closed input
+        elif name == "huge":
+            body = json.dumps(text("x" * (17 * 1024 * 1024)))
+            sys.stdout.write('{"jsonrpc": "2.0", "id": %s, "result": %s}\n' % (json.dumps(rid), body))
+            sys.stdout.flush()
         elif name == "garbage":
             sys.stdout.write("<html>502 Bad Gateway</html>\n")
             sys.stdout.flush()
