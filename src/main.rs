@@ -209,29 +209,7 @@ fn run_command(cli: Cli) -> ExitCode {
                 Err(e) => usage_error(&e),
             }
         }
-        Some(Command::McpServer(args)) => {
-            let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
-                Ok(t) => t,
-                Err(e) => return usage_error(&e),
-            };
-            let mut limits = limits(args.timeout_ms, args.max_steps);
-            if let Some(bytes) = args.max_memory {
-                limits.max_memory = bytes;
-            }
-            let (data, max_data_bytes, prelude) =
-                (args.data.clone(), args.max_data_bytes, args.prelude.clone());
-            cli::mcp::serve(
-                &args,
-                Box::new(move || {
-                    let mut session =
-                        session_with(data.as_deref(), max_data_bytes, &tools, limits.clone())?;
-                    if let Some(path) = &prelude {
-                        load_prelude(&mut session, path)?;
-                    }
-                    Ok(session)
-                }),
-            )
-        }
+        Some(Command::McpServer(args)) => cli::mcp::run(&args),
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
             let mut script = Vec::new();

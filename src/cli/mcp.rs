@@ -108,14 +108,30 @@ pub struct McpServerArgs {
     pub max_result_bytes: usize,
 }
 
-/// Serve until the client closes the connection. `make_session` builds a
-/// session with the data, tools and prelude of the options.
-pub fn serve(
-    args: &McpServerArgs,
-    make_session: Box<dyn FnMut() -> Result<Session, String> + Send>,
-) -> ExitCode {
+/// `ptc mcp-server`: start the tool sources, then serve until the client
+/// closes the connection; each session (at start and after `reset`) has
+/// the data, tools, prelude and limits of the options.
+pub fn run(args: &McpServerArgs) -> ExitCode {
+    let tools = match ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return crate::usage_error(&e),
+    };
+    let mut limits = crate::limits(args.timeout_ms, args.max_steps);
+    if let Some(bytes) = args.max_memory {
+        limits.max_memory = bytes;
+    }
+    let (data, max_data_bytes, prelude) =
+        (args.data.clone(), args.max_data_bytes, args.prelude.clone());
+    let make_session = move || {
+        let mut session =
+            crate::session_with(data.as_deref(), max_data_bytes, &tools, limits.clone())?;
+        if let Some(path) = &prelude {
+            crate::load_prelude(&mut session, path)?;
+        }
+        Ok(session)
+    };
     let options = ptc_lisp::mcp::server::ServeOptions {
-        make_session,
+        make_session: Box::new(make_session),
         max_result_bytes: args.max_result_bytes,
     };
     match ptc_lisp::mcp::server::serve_stdio(options) {
