@@ -110,6 +110,7 @@ pub mod eval;
 pub mod heap;
 pub mod history;
 pub mod input;
+pub mod mcp;
 mod meter;
 pub mod reader;
 pub mod repl;

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use ptc_lisp::agent::ToolManifest;
 use ptc_lisp::eval::Limits;
 use ptc_lisp::session::{Session, TurnError, TurnOutcome};
 use ptc_lisp::value::{pr_str, write_pr_bounded};
@@ -87,6 +86,9 @@ enum Command {
         /// The shell
         shell: clap_complete::Shell,
     },
+    /// Serve a PTC-Lisp session over MCP on stdio: tools `run` (a program,
+    /// definitions persist across calls), `reset` and `describe`
+    McpServer(Box<cli::mcp::McpServerArgs>),
 }
 
 #[derive(Args)]
@@ -97,6 +99,8 @@ struct RunArgs {
     /// A tool manifest (JSON or TOML) whose tools become `tool/` functions
     #[arg(long, value_name = "FILE")]
     tools: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: cli::mcp::McpArgs,
     /// Wall-clock limit for the program, in milliseconds (at least 1)
     #[arg(long, value_name = "MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -139,6 +143,13 @@ static ALLOC: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, u
 fn main() -> ExitCode {
     ptc_lisp::heap::count_with(|| ALLOC.allocated());
     let cli = Cli::parse();
+    let code = run_command(cli);
+    // MCP servers started for the command end with it.
+    ptc_lisp::mcp::shutdown_all();
+    code
+}
+
+fn run_command(cli: Cli) -> ExitCode {
     // SIGINT and SIGTERM kill the running tools' process groups before
     // `ptc` exits. The interactive REPL keeps Ctrl-C for stopping an
     // evaluation (its own handler) and the agent writes the transcript
@@ -149,7 +160,7 @@ fn main() -> ExitCode {
         | Some(Command::Config(_))
         | Some(Command::Completions { .. })
         | Some(Command::Prompt(_)) => {}
-        Some(Command::Eval { .. }) | Some(Command::Run { .. }) => {
+        Some(Command::Eval { .. }) | Some(Command::Run { .. }) | Some(Command::McpServer(_)) => {
             signals::on_signal(signals::INT_TERM, |_| {});
         }
         None => {
@@ -194,10 +205,14 @@ fn main() -> ExitCode {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
             };
+            let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
+            };
             match session_with(
                 args.data.as_deref(),
                 args.max_data_bytes,
-                args.tools.as_deref(),
+                &tools,
                 Limits::default(),
             )
             .and_then(|session| with_prelude(session, args.prelude.as_deref()))
@@ -206,6 +221,7 @@ fn main() -> ExitCode {
                 Err(e) => usage_error(&e),
             }
         }
+        Some(Command::McpServer(args)) => cli::mcp::run(&args),
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
             let mut script = Vec::new();
@@ -238,7 +254,11 @@ fn main() -> ExitCode {
                 recorder: Some(recorder.clone()),
             };
             let run = args.run;
-            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run)));
+            let tools = match cli::mcp::ToolSources::load(run.tools.as_deref(), &run.mcp) {
+                Ok(t) => t,
+                Err(e) => return usage_error(&e),
+            };
+            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run, &tools)));
             if let Ok(mut r) = recorder.lock() {
                 r.finish();
             }
@@ -323,14 +343,9 @@ fn load_data(
 }
 
 /// A session with the data, tools and prelude the options name.
-fn build_session(args: &RunArgs) -> Result<Session, String> {
+fn build_session(args: &RunArgs, tools: &cli::mcp::ToolSources) -> Result<Session, String> {
     let limits = limits(args.timeout_ms, args.max_steps);
-    let session = session_with(
-        args.data.as_deref(),
-        args.max_data_bytes,
-        args.tools.as_deref(),
-        limits,
-    )?;
+    let session = session_with(args.data.as_deref(), args.max_data_bytes, tools, limits)?;
     with_prelude(session, args.prelude.as_deref())
 }
 
@@ -380,11 +395,12 @@ fn limits(timeout_ms: u64, max_steps: Option<u64>) -> Limits {
     limits
 }
 
-/// A session with the given data file and tool manifest loaded.
+/// A session with the given data file and tools (manifest and MCP
+/// servers) loaded.
 fn session_with(
     data: Option<&Path>,
     max_data_bytes: u64,
-    tools: Option<&Path>,
+    tools: &cli::mcp::ToolSources,
     limits: Limits,
 ) -> Result<Session, String> {
     let mut session = Session::new().with_limits(limits);
@@ -392,12 +408,7 @@ fn session_with(
         let max_items = session.limits().max_collection;
         session.set_data_fields(load_data(path, max_data_bytes, max_items)?);
     }
-    if let Some(path) = tools {
-        let manifest = ToolManifest::load(path).map_err(|e| e.to_string())?;
-        manifest
-            .register_into(&mut session)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
+    tools.register_into(&mut session)?;
     Ok(session)
 }
 
@@ -405,7 +416,11 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs, json: bool) -> Ex
     if args.stats.is_some() || args.repeat > 1 {
         return evaluate_with_stats(source, file, args, json);
     }
-    let mut session = match build_session(args) {
+    let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return failure(&e, json),
+    };
+    let mut session = match build_session(args, &tools) {
         Ok(s) => s,
         Err(e) => return failure(&e, json),
     };
@@ -423,7 +438,11 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
     use std::time::Instant;
     let mut stats = cli::stats::RunStats::default();
     let started = Instant::now();
-    let loaded = match build_session(args) {
+    let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return failure(&e, json),
+    };
+    let loaded = match build_session(args, &tools) {
         Ok(s) => s,
         Err(e) => return failure(&e, json),
     };
@@ -590,6 +609,8 @@ struct AgentArgs {
     /// a failing prelude is an error
     #[arg(long, value_name = "FILE")]
     prelude: Option<PathBuf>,
+    #[command(flatten)]
+    mcp: cli::mcp::McpArgs,
     /// Turns allowed, the first included; 1 is single-shot mode, where the
     /// program's value is the answer
     #[arg(long, value_name = "N", default_value_t = 5,
@@ -709,10 +730,14 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         Err(e) => return failure(&e, args.json),
     };
     let limits = limits(args.program_timeout_ms, args.max_steps);
+    let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
+        Ok(t) => t,
+        Err(e) => return failure(&e, args.json),
+    };
     let session = match session_with(
         args.data.as_deref(),
         args.max_data_bytes,
-        args.tools.as_deref(),
+        &tools,
         limits.clone(),
     )
     .and_then(|session| with_prelude(session, args.prelude.as_deref()))

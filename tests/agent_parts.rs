@@ -368,7 +368,8 @@ fn bad_manifest_files_name_the_file() {
         e,
         format!(
             "{}: unknown top-level field `tool`; a manifest is an object holding `tools`, \
-             a table from tool names to declarations",
+             a table from tool names to declarations, and/or `mcp_servers`, a table from \
+             server names to MCP server declarations",
             file("c.json")
         )
     );

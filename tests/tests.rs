@@ -23,6 +23,7 @@ mod history_props;
 mod limits;
 mod limits_bombs;
 mod limits_host;
+mod mcp;
 mod properties;
 mod providers;
 mod reader_props;

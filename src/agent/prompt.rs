@@ -52,6 +52,18 @@ Clojure syntax and core semantics; values are immutable and sequences eager. \
 No exceptions, macros, atoms or I/O except through tools. \
 Also: #(* % 2), #\"regex\", (:key m), (filter (where :price > 100) coll).";
 
+/// The language section of the prompt: the notes on the language, the
+/// special forms and the builtin functions (also the reference in the
+/// tool description of `ptc mcp-server`).
+pub fn language_reference() -> String {
+    let mut out = String::from(LANGUAGE);
+    let forms: Vec<&str> = crate::eval::special_forms().collect();
+    let _ = write!(out, "\nSpecial forms: {}", forms.join(" "));
+    out.push_str("\nFunctions:\n");
+    out.push_str(crate::builtins::registry().reference().trim_end());
+    out
+}
+
 /// The system prompt for a run with these options.
 ///
 /// ```
@@ -76,11 +88,7 @@ pub fn system_prompt(options: PromptOptions<'_>) -> String {
         MULTI_TURN
     });
     out.push_str("\n\n");
-    out.push_str(LANGUAGE);
-    let forms: Vec<&str> = crate::eval::special_forms().collect();
-    let _ = write!(out, "\nSpecial forms: {}", forms.join(" "));
-    out.push_str("\nFunctions:\n");
-    out.push_str(crate::builtins::registry().reference().trim_end());
+    out.push_str(&language_reference());
     if let Some(signature) = options.signature {
         let verb = if options.single_shot {
             "The answer"

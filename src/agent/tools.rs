@@ -24,6 +24,11 @@
 //! is killed (on Unix with every process it started, as it runs in a
 //! process group of its own). Relative program paths resolve against the
 //! working directory, as in a shell.
+//!
+//! A manifest may also (or only) hold `mcp_servers`, a table from server
+//! names to MCP servers to start (`command`, `args`, `env`, `cwd`,
+//! `timeout_ms`, `prefix`); their tools are registered by
+//! [`crate::mcp::McpServers`].
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -93,10 +98,12 @@ impl ManifestFormat {
     }
 }
 
-/// The tools of a manifest, in file order.
+/// The tools of a manifest, in file order, and the MCP servers it
+/// declares (in `mcp_servers`; see [`crate::mcp`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolManifest {
     pub tools: Vec<ToolSpec>,
+    pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
 }
 
 /// One declared tool.
@@ -179,18 +186,36 @@ impl ToolManifest {
             message: message.to_string(),
         };
         let shape = "a manifest is an object holding `tools`, a table from tool names to \
-                     declarations";
+                     declarations, and/or `mcp_servers`, a table from server names to \
+                     MCP server declarations";
         let top = json.as_object().ok_or_else(|| invalid(shape))?;
-        if let Some(key) = top.keys().find(|k| *k != "tools") {
+        if let Some(key) = top.keys().find(|k| *k != "tools" && *k != "mcp_servers") {
             return Err(invalid(&format!(
                 "unknown top-level field `{key}`; {shape}"
             )));
         }
-        let tools = top
-            .get("tools")
-            .ok_or_else(|| invalid(&format!("`tools` is missing; {shape}")))?
-            .as_object()
-            .ok_or_else(|| invalid(&format!("`tools` must be a table; {shape}")))?;
+        let empty = Map::new();
+        let tools = match top.get("tools") {
+            None if top.contains_key("mcp_servers") => &empty,
+            None => return Err(invalid(&format!("`tools` is missing; {shape}"))),
+            Some(tools) => tools
+                .as_object()
+                .ok_or_else(|| invalid(&format!("`tools` must be a table; {shape}")))?,
+        };
+        let mcp_servers = match top.get("mcp_servers") {
+            None => Vec::new(),
+            Some(servers) => servers
+                .as_object()
+                .ok_or_else(|| invalid(&format!("`mcp_servers` must be a table; {shape}")))?
+                .iter()
+                .map(|(name, decl)| {
+                    mcp_server(name, decl).map_err(|message| ManifestError::Invalid {
+                        file: file.to_string(),
+                        message: format!("MCP server `{name}`: {message}"),
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        };
         let tools = tools
             .iter()
             .map(|(name, decl)| {
@@ -201,7 +226,7 @@ impl ToolManifest {
                 })
             })
             .collect::<Result<_, _>>()?;
-        Ok(ToolManifest { tools })
+        Ok(ToolManifest { tools, mcp_servers })
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
@@ -306,6 +331,113 @@ fn tool_spec(name: &str, decl: &Json) -> Result<ToolSpec, String> {
         signature,
         description,
         implementation,
+    })
+}
+
+const MCP_SERVER_FIELDS: [&str; 7] = [
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "timeout_ms",
+    "prefix",
+    "url",
+];
+
+/// One entry of `mcp_servers`: `command` (the program), `args`, `env` (a
+/// table of strings added to the environment), `cwd`, `timeout_ms`
+/// (start-up and each call; default 30 s) and `prefix` (put before the
+/// server's tool names). `url` (the streamable HTTP transport) is not
+/// supported yet and says so.
+fn mcp_server(name: &str, decl: &Json) -> Result<crate::mcp::McpServerConfig, String> {
+    if !crate::mcp::is_server_name(name) {
+        return Err(
+            "the name must be letters, digits, `-` and `_`, starting with a letter".to_string(),
+        );
+    }
+    let fields: &Map<String, Json> = decl
+        .as_object()
+        .ok_or("the declaration must be a table with `command` and optional `args`")?;
+    if let Some(key) = fields
+        .keys()
+        .find(|k| !MCP_SERVER_FIELDS.contains(&k.as_str()))
+    {
+        let hint = match crate::error::suggest(key, MCP_SERVER_FIELDS).first() {
+            Some(near) => format!("did you mean `{near}`?"),
+            None => format!(
+                "the fields are {}",
+                MCP_SERVER_FIELDS.map(|f| format!("`{f}`")).join(", ")
+            ),
+        };
+        return Err(format!("unknown field `{key}`; {hint}"));
+    }
+    if fields.contains_key("url") {
+        return Err(
+            "`url` (the streamable HTTP transport) is not supported yet; start the server \
+             with `command` and `args` (stdio)"
+                .to_string(),
+        );
+    }
+    let program = match fields.get("command") {
+        Some(Json::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(_) => return Err("`command` must be a non-empty string (the program)".to_string()),
+        None => return Err("`command` is missing (the program to start)".to_string()),
+    };
+    let strings = |field: &str| -> Result<Vec<String>, String> {
+        match fields.get(field) {
+            None => Ok(Vec::new()),
+            Some(Json::Array(items)) => items
+                .iter()
+                .map(|i| i.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .ok_or_else(|| format!("`{field}` must be an array of strings")),
+            Some(_) => Err(format!("`{field}` must be an array of strings")),
+        }
+    };
+    let mut argv = vec![program];
+    argv.extend(strings("args")?);
+    let env = match fields.get("env") {
+        None => Vec::new(),
+        Some(Json::Object(vars)) => vars
+            .iter()
+            .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+            .collect::<Option<_>>()
+            .ok_or("`env` must be a table of strings")?,
+        Some(_) => return Err("`env` must be a table of strings".to_string()),
+    };
+    let cwd = match fields.get("cwd") {
+        None => None,
+        Some(Json::String(s)) if !s.is_empty() => Some(std::path::PathBuf::from(s)),
+        Some(_) => return Err("`cwd` must be a non-empty string".to_string()),
+    };
+    let timeout = match fields.get("timeout_ms") {
+        None => crate::mcp::DEFAULT_MCP_TIMEOUT,
+        Some(v) => match v.as_u64() {
+            Some(ms) if (1..=86_400_000).contains(&ms) => Duration::from_millis(ms),
+            _ => {
+                return Err(
+                    "`timeout_ms` must be a whole number of milliseconds from 1 to 86400000"
+                        .to_string(),
+                )
+            }
+        },
+    };
+    let prefix = match fields.get("prefix") {
+        None => String::new(),
+        Some(Json::String(s)) if crate::mcp::is_server_name(s) => s.clone(),
+        Some(_) => {
+            return Err(
+                "`prefix` must be letters, digits, `-` and `_`, starting with a letter".to_string(),
+            )
+        }
+    };
+    Ok(crate::mcp::McpServerConfig {
+        name: name.to_string(),
+        argv,
+        env,
+        cwd,
+        timeout,
+        prefix,
     })
 }
 
@@ -591,10 +723,12 @@ fn try_reap(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
 }
 
 /// Kill the process group of every command tool running now (with every
-/// process it started), and every tool started later: the process is
-/// ending. `ptc` calls this when it gets SIGINT or SIGTERM, before it
+/// process it started), every tool started later, and every MCP server
+/// ([`crate::mcp::kill_servers`]): the process is ending. `ptc` calls this when it gets SIGINT or SIGTERM, before it
 /// exits. Returns how many tools were running.
 pub fn kill_running_tools() -> usize {
+    // MCP servers are processes of ours too.
+    crate::mcp::kill_servers();
     let live = live();
     ENDING.store(true, Ordering::SeqCst);
     #[cfg(unix)]
@@ -685,6 +819,70 @@ mod tests {
             ManifestFormat::detect(p("t"), "[tools]"),
             ManifestFormat::Toml
         );
+    }
+
+    fn mcp_error(text: &str) -> String {
+        ToolManifest::parse(text, "m.toml", ManifestFormat::Toml)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn mcp_servers_are_declared_in_the_manifest() {
+        let manifest = ToolManifest::parse(
+            r#"
+            [mcp_servers.fs]
+            command = "npx"
+            args = ["-y", "server", "/data"]
+            env = { A = "1" }
+            cwd = "/tmp"
+            timeout_ms = 500
+            prefix = "fs_"
+            "#,
+            "m.toml",
+            ManifestFormat::Toml,
+        )
+        .unwrap();
+        assert!(manifest.tools.is_empty());
+        let fs = &manifest.mcp_servers[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(fs.argv, ["npx", "-y", "server", "/data"]);
+        assert_eq!(fs.env, [("A".to_string(), "1".to_string())]);
+        assert_eq!(fs.cwd.as_deref(), Some(Path::new("/tmp")));
+        assert_eq!(fs.timeout, Duration::from_millis(500));
+        assert_eq!(fs.prefix, "fs_");
+    }
+
+    #[test]
+    fn mcp_server_mistakes_name_the_server_and_field() {
+        for (text, expected) in [
+            (
+                "[mcp_servers.fs]\nargs = []",
+                "MCP server `fs`: `command` is missing",
+            ),
+            (
+                "[mcp_servers.fs]\ncomand = \"x\"",
+                "unknown field `comand`; did you mean `command`?",
+            ),
+            (
+                "[mcp_servers.web]\nurl = \"http://127.0.0.1:1/mcp\"",
+                "`url` (the streamable HTTP transport) is not supported yet",
+            ),
+            (
+                "[mcp_servers.fs]\ncommand = \"x\"\nprefix = \"9\"",
+                "`prefix` must be letters",
+            ),
+            (
+                "[mcp_servers.fs]\ncommand = \"x\"\nenv = { A = 1 }",
+                "`env` must be a table of strings",
+            ),
+            ("[mcp_servers.\"a b\"]\ncommand = \"x\"", "the name must be"),
+            ("mcp_servers = 1", "`mcp_servers` must be a table"),
+            ("[other]", "unknown top-level field `other`"),
+        ] {
+            let err = mcp_error(text);
+            assert!(err.contains(expected), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -7,5 +7,6 @@ pub mod budget;
 pub mod compact;
 pub mod config;
 pub mod json_report;
+pub mod mcp;
 pub mod prompt;
 pub mod stats;

@@ -43,6 +43,8 @@ pub struct PromptArgs {
     /// A file of definitions loaded into `user/` first, as for `ptc agent`
     #[arg(long, value_name = "FILE")]
     pub prelude: Option<PathBuf>,
+    #[command(flatten)]
+    pub mcp: super::mcp::McpArgs,
     /// Turns allowed, as for `ptc agent` (1: single-shot mode)
     #[arg(long, value_name = "N", default_value_t = 5,
           value_parser = clap::value_parser!(u32).range(1..=1000))]

@@ -36,6 +36,9 @@
 
 mod coalesced;
 mod debug;
+
+/// The namespace sections of the prompt, for `describe` of `ptc mcp-server`.
+pub(crate) use coalesced::{write_data_section, write_tool_section, write_user_section};
 pub mod format;
 mod full;
 mod state;

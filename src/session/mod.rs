@@ -145,6 +145,13 @@ impl Session {
             .clone()
     }
 
+    /// Use `flag` as this session's interrupt flag (to share one flag
+    /// with a session built later, as after a reset).
+    pub fn set_interrupt_handle(&mut self, flag: Arc<AtomicBool>) -> &mut Self {
+        self.interrupt = Some(flag);
+        self
+    }
+
     /// Register a tool callable as `tool/name`. The signature uses the
     /// syntax of [`Signature`]; a bad name or signature is an error and
     /// registers nothing. See [`bind_args`] for how the arguments of a
