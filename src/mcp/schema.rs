@@ -31,7 +31,6 @@ use serde_json::{Map, Value as Json};
 
 use crate::session::Signature;
 
-
 /// The deepest nesting of arrays and objects spelled out.
 const MAX_DEPTH: usize = 4;
 /// The longest doc kept for a tool, in characters.

@@ -466,7 +466,7 @@ fn run_description(d: &Description) -> String {
     if !d.data.is_empty() {
         out.push_str("Data:\n");
         for (name, ty) in &d.data {
-            let _ = writeln!(out, "  data/{name}  {ty}");
+            let _ = writeln!(out, "  {}  {ty}", crate::session::data_reference(name));
         }
     }
     out.push_str("The `describe` tool shows the tools' descriptions and what is defined.\n\n");
