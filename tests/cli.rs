@@ -421,14 +421,7 @@ fn prompt_prints_the_first_messages_the_agent_sends() {
         None,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let first: serde_json::Value = serde_json::from_str(
-        std::fs::read_to_string(&transcript)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let first: serde_json::Value = crate::util::first_transcript_entry(&transcript);
     let sent = first["messages"].as_array().unwrap();
     assert_eq!(sent.len(), 2);
     for m in sent {

@@ -216,14 +216,7 @@ fn agent_prelude_definitions_reach_the_program_and_the_first_prompt() {
     assert_eq!(object(&out)["result"], json!([1, 3]));
     // The prelude is not a turn of the run: the program was turn 1, and
     // the first prompt listed the prelude's definitions.
-    let first: Json = serde_json::from_str(
-        std::fs::read_to_string(&transcript)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let first: Json = crate::util::first_transcript_entry(&transcript);
     let sent = first.to_string();
     assert!(sent.contains("(low? [n])"), "{sent}");
     assert!(sent.contains("True below the threshold"), "{sent}");

@@ -514,6 +514,23 @@ mod pty {
             }
         }
 
+        /// Ctrl-C until the running evaluation reports the interrupt (the
+        /// signal only counts once the evaluation has started).
+        fn interrupt(&mut self) {
+            std::thread::sleep(Duration::from_millis(300));
+            let deadline = Instant::now() + TIMEOUT;
+            self.session
+                .set_expect_timeout(Some(Duration::from_secs(2)));
+            loop {
+                self.session.send(ControlCode::EndOfText).unwrap();
+                if self.session.expect("Evaluation interrupted").is_ok() {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "Ctrl-C did not interrupt");
+            }
+            self.session.set_expect_timeout(Some(TIMEOUT));
+        }
+
         fn history(&self) -> String {
             std::fs::read_to_string(self._dir.path().join("history")).unwrap_or_default()
         }
@@ -542,18 +559,7 @@ mod pty {
         repl.enter("(loop [] (recur))");
         // The signal only counts once the evaluation has started, so send
         // it until the interrupt is reported.
-        std::thread::sleep(Duration::from_millis(300));
-        let deadline = Instant::now() + TIMEOUT;
-        repl.session
-            .set_expect_timeout(Some(Duration::from_secs(2)));
-        loop {
-            repl.session.send(ControlCode::EndOfText).unwrap();
-            if repl.session.expect("Evaluation interrupted").is_ok() {
-                break;
-            }
-            assert!(Instant::now() < deadline, "Ctrl-C did not interrupt");
-        }
-        repl.session.set_expect_timeout(Some(TIMEOUT));
+        repl.interrupt();
         repl.expect("ptc> ");
         repl.enter("(+ kept 1)");
         repl.expect("8");
@@ -660,18 +666,7 @@ mod pty {
     fn an_interrupted_evaluation_is_a_failed_turn_in_history_and_context() {
         let mut repl = start(&["--timeout-ms", "600000"]);
         repl.enter("(loop [] (recur))");
-        std::thread::sleep(Duration::from_millis(300));
-        let deadline = Instant::now() + TIMEOUT;
-        repl.session
-            .set_expect_timeout(Some(Duration::from_secs(2)));
-        loop {
-            repl.session.send(ControlCode::EndOfText).unwrap();
-            if repl.session.expect("Evaluation interrupted").is_ok() {
-                break;
-            }
-            assert!(Instant::now() < deadline, "Ctrl-C did not interrupt");
-        }
-        repl.session.set_expect_timeout(Some(TIMEOUT));
+        repl.interrupt();
         repl.expect("ptc> ");
         // The same fact in the REPL's history and in the model's view.
         repl.enter(":history");

@@ -124,3 +124,10 @@ pub fn ptc(args: &[&str], stdin: Option<&str>) -> std::process::Output {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// The first entry (one model call) of a `--transcript` JSON Lines file.
+pub fn first_transcript_entry(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("the transcript exists");
+    let line = text.lines().next().expect("the transcript has an entry");
+    serde_json::from_str(line).expect("each transcript line is JSON")
+}
