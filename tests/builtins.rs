@@ -974,3 +974,36 @@ fn every_supported_builtin_has_an_example() {
         }
     }
 }
+
+/// `<` and `>` as comparators answer numbers without calls; the order is
+/// the one the calls would give, and anything else still goes through them.
+#[test]
+fn sorting_with_less_and_greater_on_numbers() {
+    for (program, expected) in [
+        ("(sort > [3 1.5 2 10 -1])", "[10 3 2 1.5 -1]"),
+        ("(sort < [3 1.5 2 10 -1])", "[-1 1.5 2 3 10]"),
+        (
+            "(sort-by :p > [{:p 1} {:p 3.5} {:p 2}])",
+            "[{:p 3.5} {:p 2} {:p 1}]",
+        ),
+        // Equal keys keep their order (the sort is stable).
+        (
+            "(sort-by first > [[1 :a] [2 :b] [1 :c] [2 :d]])",
+            "[[2 :b] [2 :d] [1 :a] [1 :c]]",
+        ),
+        (
+            "(sort-by first < [[1 :a] [1.0 :b] [0 :c]])",
+            "[[0 :c] [1 :a] [1.0 :b]]",
+        ),
+    ] {
+        let v = crate::util::eval(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+        assert_eq!(crate::util::printed(&v), expected, "{program}");
+    }
+    // Not numbers: `<` itself says what is wrong, as before.
+    let e = crate::util::eval("(sort < [\"b\" \"a\"])").unwrap_err();
+    assert!(
+        e.message().contains("`<` expected a number"),
+        "{}",
+        e.message()
+    );
+}

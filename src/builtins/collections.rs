@@ -341,7 +341,19 @@ fn by_comparator<'a, 'h>(
     interp: &'a mut Interp<'h>,
     f: &'a Value,
 ) -> impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow> + use<'a, 'h> {
+    // `<` and `>` on two numbers answer without a call: the same order
+    // the two calls below would give (NaN compares equal to anything).
+    let numeric = match f {
+        Value::Native(n) if n.name == "<" => Some(false),
+        Value::Native(n) if n.name == ">" => Some(true),
+        _ => None,
+    };
     move |a, b| {
+        if let Some(descending) = numeric {
+            if let Some(order) = numeric_order(a, b) {
+                return Ok(if descending { order.reverse() } else { order });
+            }
+        }
         let r = interp.call(f, &[a.clone(), b.clone()])?;
         Ok(match r {
             Value::Int(n) => n.cmp(&0),
@@ -364,6 +376,24 @@ fn by_comparator<'a, 'h>(
                 .into())
             }
         })
+    }
+}
+
+/// The order of two numbers as `<` sees them (`Equal` when neither is
+/// less, NaN included); `None` when either is not a number.
+fn numeric_order(a: &Value, b: &Value) -> Option<Ordering> {
+    let as_f64 = |v: &Value| match v {
+        Value::Int(n) => Some(*n as f64),
+        Value::Float(x) => Some(*x),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        _ => Some(
+            as_f64(a)?
+                .partial_cmp(&as_f64(b)?)
+                .unwrap_or(Ordering::Equal),
+        ),
     }
 }
 
