@@ -31,6 +31,12 @@ pub(crate) fn compile(source: &str) -> Result<Arc<Regex>, Error> {
             source.len()
         )));
     }
+    build_regex(source)
+}
+
+/// Compile a pattern whose length was checked (or derived from one that
+/// was), with the backtracking limit.
+fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
     let build = |pattern: &str| {
         fancy_regex::RegexBuilder::new(pattern)
             .backtrack_limit(BACKTRACK_LIMIT)
@@ -49,6 +55,7 @@ pub(crate) fn compile(source: &str) -> Result<Arc<Regex>, Error> {
         source: source.to_string(),
         regex,
         stepped,
+        whole: std::sync::OnceLock::new(),
     }))
 }
 
@@ -122,6 +129,7 @@ impl Clone for Regex {
             source: self.source.clone(),
             regex: self.regex.clone(),
             stepped: self.stepped.clone(),
+            whole: self.whole.clone(),
         }
     }
 }
@@ -156,7 +164,10 @@ fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-matches", &args[0])?;
     let s = truncated(expect_str("re-matches", &args[1])?);
-    let anchored = compile(&format!("^(?:{})$", re.source))?;
+    let anchored = re
+        .whole
+        .get_or_init(|| build_regex(&format!("^(?:{})$", re.source)))
+        .clone()?;
     Ok(match anchored.regex.captures(s).map_err(match_error)? {
         // The anchoring group is not one of the user's groups.
         Some(caps) => match_value(&caps),
@@ -380,5 +391,36 @@ mod tests {
         assert!(attempt_work(40_000) >= crate::meter::CHECK_EVERY);
         assert_eq!(attempt_work(10), ATTEMPT_WORK);
         assert_eq!(attempt_work(usize::MAX), u32::MAX);
+    }
+
+    /// `re-matches` compiles the anchored pattern once per regex value, not
+    /// once per call (2,000 calls took over a second), and a pattern at
+    /// the length limit still anchors.
+    #[test]
+    fn the_anchored_pattern_is_compiled_once_and_kept() {
+        let re = compile("a+(b)").unwrap();
+        assert!(re.whole.get().is_none());
+        // What `re_matches` does before matching.
+        let call = |s: &str| {
+            let anchored = re
+                .whole
+                .get_or_init(|| build_regex(&format!("^(?:{})$", re.source)))
+                .clone()
+                .unwrap();
+            anchored.regex.is_match(s).unwrap()
+        };
+        assert!(call("aab") && !call("aabc"));
+        let first = re.whole.get().unwrap().as_ref().unwrap().clone();
+        assert!(call("ab"));
+        assert!(Arc::ptr_eq(
+            &first,
+            re.whole.get().unwrap().as_ref().unwrap()
+        ));
+        let longest = "a".repeat(MAX_PATTERN);
+        let v = crate::eval::eval_str(&format!(
+            "(re-matches (re-pattern \"{longest}\") \"{longest}\")"
+        ))
+        .unwrap();
+        assert_eq!(v, Value::str(&longest));
     }
 }
