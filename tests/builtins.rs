@@ -1007,3 +1007,35 @@ fn sorting_with_less_and_greater_on_numbers() {
         e.message()
     );
 }
+
+/// `difference` removes a few items or keeps the rest in one pass,
+/// `intersection` walks the smallest set: the answers are the same.
+#[test]
+fn set_algebra_on_large_and_small_sets() {
+    for (program, expected) in [
+        ("(count (difference (set (range 100)) #{1 2 300}))", "98"),
+        (
+            "(count (difference (set (range 100)) (set (range 50)) #{99}))",
+            "49",
+        ),
+        (
+            "(sort (difference (set (range 20)) (set (range 2 20)) nil))",
+            "[0 1]",
+        ),
+        (
+            "(sort (intersection (set (range 100)) #{5 500 7} (set (range 6 50))))",
+            "[7]",
+        ),
+        (
+            "(count (union (set (range 50)) (set (range 25 75)) nil [100]))",
+            "76",
+        ),
+        (
+            "(= (difference (set (range 30)) #{3}) (disj (set (range 30)) 3))",
+            "true",
+        ),
+    ] {
+        let v = crate::util::eval(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+        assert_eq!(crate::util::printed(&v), expected, "{program}");
+    }
+}

@@ -472,9 +472,10 @@ fn reverse(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let mut seen = Set::new();
+    let items = seq_items(&args[0], "distinct")?;
+    let mut seen = Set::with_capacity(items.len());
     let mut out = Vec::new();
-    for item in seq_items(&args[0], "distinct")? {
+    for item in items {
         if !seen.contains(&item) {
             seen.insert(item.clone());
             out.push(item);

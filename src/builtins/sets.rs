@@ -23,9 +23,13 @@ fn as_set(who: &str, v: &Value) -> Result<Set, Error> {
 }
 
 fn union(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let mut out = Set::new();
-    for a in args {
-        for item in as_set("union", a)?.iter() {
+    let sets = args
+        .iter()
+        .map(|a| as_set("union", a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Set::with_capacity(sets.iter().map(Set::len).max().unwrap_or(0));
+    for set in &sets {
+        for item in set.iter() {
             out.insert(item.clone());
         }
         interp.check_size(out.len())?;
@@ -34,19 +38,42 @@ fn union(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn intersection(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let mut out = as_set("intersection", &args[0])?;
-    for a in &args[1..] {
-        let other = as_set("intersection", a)?;
-        out = out.iter().filter(|x| other.contains(x)).cloned().collect();
+    let mut sets = args
+        .iter()
+        .map(|a| as_set("intersection", a))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Walk the smallest; look the items up in the others.
+    sets.sort_by_key(Set::len);
+    let (smallest, others) = sets.split_first().expect("arity checked");
+    let mut out = Set::new();
+    for item in smallest.iter() {
+        if others.iter().all(|o| o.contains(item)) {
+            out.insert(item.clone());
+        }
     }
     Ok(Value::set(out))
 }
 
 fn difference(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let mut out = as_set("difference", &args[0])?;
-    for a in &args[1..] {
-        for item in as_set("difference", a)?.iter() {
+    let first = as_set("difference", &args[0])?;
+    let others = args[1..]
+        .iter()
+        .map(|a| as_set("difference", a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let removed: usize = others.iter().map(Set::len).sum();
+    if removed < first.len() / 4 {
+        // A few items out of many: remove them from (a copy of) the first.
+        let mut out = first;
+        for item in others.iter().flat_map(|o| o.iter()) {
             out.remove(item);
+        }
+        return Ok(Value::set(out));
+    }
+    // Otherwise keep what no other set holds, in one pass.
+    let mut out = Set::new();
+    for item in first.iter() {
+        if !others.iter().any(|o| o.contains(item)) {
+            out.insert(item.clone());
         }
     }
     Ok(Value::set(out))

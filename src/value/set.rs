@@ -65,6 +65,20 @@ impl Set {
         }
     }
 
+    /// An empty set that will hold about `n` items: a flat table sized
+    /// for them when they are more than a small set holds.
+    pub fn with_capacity(n: usize) -> Self {
+        if n <= ARRAY_SET_LIMIT {
+            return Set::new();
+        }
+        Set {
+            repr: Repr::Flat(Flat::new(Table::with_capacity_and_hasher(
+                n,
+                FixedState::default(),
+            ))),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),
@@ -166,7 +180,8 @@ impl Set {
 
 impl FromIterator<Value> for Set {
     fn from_iter<T: IntoIterator<Item = Value>>(iter: T) -> Self {
-        let mut s = Set::new();
+        let iter = iter.into_iter();
+        let mut s = Set::with_capacity(iter.size_hint().0);
         for v in iter {
             s.insert(v);
         }
