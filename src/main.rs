@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 
 use ptc_lisp::eval::Limits;
 use ptc_lisp::session::{Session, TurnError, TurnOutcome};
-use ptc_lisp::value::{pr_str, write_pr_bounded};
+use ptc_lisp::value::pr_str;
 
 /// The most bytes of a result `ptc eval`, `ptc run` and `ptc agent` print
 /// (`--max-result-bytes`); a longer result is cut with a marker giving the
@@ -532,58 +532,17 @@ fn report_turn(
     }
 }
 
-/// The printed form of a result, cut at `max` bytes with a marker giving
-/// the limit and how much more there was: `... (result cut at 1048576
-/// bytes; 5000 more; --max-result-bytes raises the cap)`. Past the limit the printer goes on counting up to
-/// 16 MiB more; beyond that the marker says `more than N more`.
+/// The printed form of a result, cut at `max` bytes with a marker.
 fn result_text(value: &ptc_lisp::value::Value, max: usize) -> String {
-    const COUNTED: usize = 16 * 1024 * 1024;
-    let mut text = String::new();
-    let bound = max.saturating_add(COUNTED);
-    let complete = write_pr_bounded(&mut text, value, bound);
-    if complete && text.len() <= max {
-        return text;
-    }
-    let total = text.len();
-    let mut cut = max.min(total);
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    text.truncate(cut);
-    let more = total - cut;
-    if complete {
-        text.push_str(&format!(
-            " ... (result cut at {max} bytes; {more} more; --max-result-bytes raises the cap)"
-        ));
-    } else {
-        text.push_str(&format!(
-            " ... (result cut at {max} bytes; more than {more} more; --max-result-bytes raises the cap)"
-        ));
-    }
-    text
+    ptc_lisp::session::report::capped_result(value, max).0
 }
 
 /// Print an error with its location, the source line and a caret.
 fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
-    let position = e.line.zip(e.column);
-    let location = match (file, position) {
-        (Some(f), Some((l, c))) => format!("{}:{l}:{c}: ", f.display()),
-        (None, Some((l, c))) => format!("{l}:{c}: "),
-        (Some(f), None) => format!("{}: ", f.display()),
-        (None, None) => String::new(),
-    };
-    eprintln!("error: {location}{} ({})", e.message, e.code);
-    if let Some((line, column)) = position {
-        if let Some(text) = source.lines().nth(line.saturating_sub(1) as usize) {
-            if text.chars().count() <= 200 {
-                eprintln!("  | {text}");
-                eprintln!("  | {}^", " ".repeat(column.saturating_sub(1) as usize));
-            }
-        }
-    }
-    if let Some(hint) = &e.hint {
-        eprintln!("hint: {hint}");
-    }
+    eprintln!(
+        "{}",
+        ptc_lisp::session::report::error_report(e, source, file)
+    );
     ExitCode::from(1)
 }
 

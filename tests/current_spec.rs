@@ -3,8 +3,6 @@
 //! and what a session adds (definitions shadowing builtins across turns,
 //! keyword-pair tool calls, `data/` key fallbacks).
 
-use std::process::{Command, Stdio};
-
 use ptc_lisp::session::Session;
 use ptc_lisp::value::{pr_str, Value};
 
@@ -344,28 +342,14 @@ fn every_builtin_and_special_form_has_signature_text_and_example() {
     }
 }
 
+/// `ptc ARGS` with `input` on a pipe (the piped REPL): exit code,
+/// stdout, stderr.
 fn piped(args: &[&str], input: &str) -> (i32, String, String) {
-    use std::io::Write;
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
-        .env("PTC_HISTORY", dir.path().join("history"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("ptc runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = crate::util::ptc(args, Some(input));
     (
         out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        crate::util::text(&out.stdout),
+        crate::util::text(&out.stderr),
     )
 }
 

@@ -34,8 +34,8 @@ use serde_json::{json, Value as Json};
 use tokio::sync::oneshot;
 
 use crate::compression::RenderContext;
-use crate::session::{Session, TurnError, TurnOutcome};
-use crate::value::{write_pr_bounded, Value};
+use crate::session::report::{capped_result, error_report};
+use crate::session::{Session, TurnOutcome};
 
 /// Builds the session, at start and on `reset`.
 pub type SessionFactory = Box<dyn FnMut() -> Result<Session, String> + Send>;
@@ -318,11 +318,13 @@ fn run_program(session: &mut Session, program: &str, max_result_bytes: usize) ->
     }
     match &turn.outcome {
         TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
-            let (shown, whole) = result_text(value, max_result_bytes);
+            let (shown, whole) = capped_result(value, max_result_bytes);
             text.push_str(&shown);
             let mut result = text_result(&text, false);
             // A result cut for length has no structured form either.
-            if let Some(json) = json_form(value).filter(|_| whole) {
+            if let Some(json) =
+                (whole && crate::value::has_json_form(value)).then(|| crate::value::to_json(value))
+            {
                 result["structuredContent"] = json!({"result": json, "printed": turn.prints});
             }
             result
@@ -336,71 +338,10 @@ fn run_program(session: &mut Session, program: &str, max_result_bytes: usize) ->
             text_result(&text, true)
         }
         TurnOutcome::Error { error } => {
-            text.push_str(&error_text(error, program));
+            text.push_str(&error_report(error, program, None));
             text_result(&text, true)
         }
     }
-}
-
-/// The printed form of a result, cut at `max` bytes with a marker, and
-/// whether it is whole.
-fn result_text(value: &Value, max: usize) -> (String, bool) {
-    let mut text = String::new();
-    if write_pr_bounded(&mut text, value, max) && text.len() <= max {
-        return (text, true);
-    }
-    let mut cut = max.min(text.len());
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    text.truncate(cut);
-    let _ = write!(
-        text,
-        " ... (result cut at {max} bytes; --max-result-bytes raises the cap)"
-    );
-    (text, false)
-}
-
-/// An error as the CLI prints it: `error: LINE:COL: message (code)`, the
-/// source line with a caret, and the hint.
-pub fn error_text(e: &TurnError, source: &str) -> String {
-    let mut out = String::from("error: ");
-    if let (Some(line), Some(column)) = (e.line, e.column) {
-        let _ = write!(out, "{line}:{column}: ");
-    }
-    let _ = write!(out, "{} ({})", e.message, e.code);
-    if let (Some(line), Some(column)) = (e.line, e.column) {
-        if let Some(text) = source.lines().nth(line.saturating_sub(1) as usize) {
-            if text.chars().count() <= 200 {
-                let _ = write!(
-                    out,
-                    "\n  | {text}\n  | {}^",
-                    " ".repeat(column.saturating_sub(1) as usize)
-                );
-            }
-        }
-    }
-    if let Some(hint) = &e.hint {
-        let _ = write!(out, "\nhint: {hint}");
-    }
-    out
-}
-
-/// The JSON form of a value, if it has a faithful one: no functions,
-/// regexes or vars, no non-finite floats. Keywords become strings.
-fn json_form(value: &Value) -> Option<Json> {
-    fn faithful(v: &Value) -> bool {
-        match v {
-            Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => false,
-            Value::Float(f) => f.is_finite(),
-            Value::Vector(items) | Value::List(items) => items.iter().all(faithful),
-            Value::Set(items) => items.iter().all(faithful),
-            Value::Map(m) => m.iter().all(|(k, v)| faithful(k) && faithful(v)),
-            Value::Reduced(inner) => faithful(inner),
-            _ => true,
-        }
-    }
-    crate::value::deep(|| faithful(value)).then(|| crate::value::to_json(value))
 }
 
 /// What the session holds, in the notation of the model's prompt.

@@ -28,6 +28,7 @@
 //! assert_eq!(session.memory().entries[0].name, "hits");
 //! ```
 
+pub mod report;
 mod returns;
 pub mod serde_value;
 mod signature;
