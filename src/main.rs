@@ -461,9 +461,10 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
         Ok(p) => p,
         Err(e) => {
             let code = if json {
-                // The program did not run: report it as a turn would.
+                // The program did not run: report it as a failed turn.
                 let mut session = loaded.clone();
-                report_turn(session.eval(source), source, file, args, json)
+                let turn = session.record_failed_turn(source, (&e).into());
+                report_turn(turn, source, file, args, json)
             } else {
                 report(&(&e).into(), source, file)
             };
