@@ -13,6 +13,7 @@ mod map;
 mod pretty;
 mod print;
 mod set;
+mod vector;
 
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -26,9 +27,7 @@ pub use map::Map;
 pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
 pub use set::Set;
-
-/// The persistent vector used for vectors and lists.
-pub type Vector = imbl::Vector<Value>;
+pub use vector::Vector;
 
 /// The deterministic hasher used by every hashed collection, so that
 /// iteration order (and so printed output and rendered prompts) is the
