@@ -31,7 +31,34 @@ pub(crate) fn compile(source: &str) -> Result<Arc<Regex>, Error> {
             source.len()
         )));
     }
-    build_regex(source)
+    cached(source, build_regex)
+}
+
+/// Compiled patterns kept for the process, by source text.
+const CACHE_ENTRIES: usize = 256;
+
+/// The compiled regex for `source`, built once per process while the cache
+/// has room: agent loops run the same patterns turn after turn, and
+/// compiling one (Unicode classes such as `\w` build large automata) can
+/// cost more than the searches that use it. A full cache starts over.
+fn cached(
+    source: &str,
+    build: impl FnOnce(&str) -> Result<Arc<Regex>, Error>,
+) -> Result<Arc<Regex>, Error> {
+    type Cache = std::collections::HashMap<String, Arc<Regex>, crate::value::FixedState>;
+    static CACHE: std::sync::Mutex<Option<Cache>> = std::sync::Mutex::new(None);
+    let lookup = |cache: &mut Option<Cache>| cache.as_ref().and_then(|c| c.get(source).cloned());
+    if let Some(hit) = lookup(&mut CACHE.lock().unwrap_or_else(|p| p.into_inner())) {
+        return Ok(hit);
+    }
+    let regex = build(source)?;
+    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let cache = guard.get_or_insert_with(Cache::default);
+    if cache.len() >= CACHE_ENTRIES {
+        cache.clear();
+    }
+    cache.insert(source.to_string(), regex.clone());
+    Ok(regex)
 }
 
 /// Compile a pattern whose length was checked (or derived from one that
@@ -393,12 +420,23 @@ mod tests {
         assert_eq!(attempt_work(usize::MAX), u32::MAX);
     }
 
+    #[test]
+    fn a_pattern_is_compiled_once_per_process_and_errors_are_not_kept() {
+        let a = compile("(cached)-\\d+").unwrap();
+        let b = compile("(cached)-\\d+").unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(compile("(unclosed").is_err());
+        assert!(compile("(unclosed").is_err());
+    }
+
     /// `re-matches` compiles the anchored pattern once per regex value, not
     /// once per call (2,000 calls took over a second), and a pattern at
     /// the length limit still anchors.
     #[test]
     fn the_anchored_pattern_is_compiled_once_and_kept() {
-        let re = compile("a+(b)").unwrap();
+        // A pattern no other test uses: compiled regexes are shared
+        // through the process-wide cache.
+        let re = compile("a+(b)(?:anchored-once)?").unwrap();
         assert!(re.whole.get().is_none());
         // What `re_matches` does before matching.
         let call = |s: &str| {
