@@ -53,8 +53,13 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
                     .into(),
             )
         }
-        (Value::Str(sep), None) => s.split(sep.as_str()).map(Value::from).collect(),
-        (Value::Str(sep), Some(n)) => s.splitn(n, sep.as_str()).map(Value::from).collect(),
+        (Value::Str(sep), cap) => {
+            let sep = sep.chars().next().expect("one character, checked above");
+            match cap {
+                None => s.split(sep).map(Value::from).collect(),
+                Some(n) => s.splitn(n, sep).map(Value::from).collect(),
+            }
+        }
         (Value::Regex(r), None) => super::regex::split(r, s, limit < 0)?,
         (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
         (other, _) => return Err(type_error("split", "a string or regex separator", other).into()),
