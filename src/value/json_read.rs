@@ -48,8 +48,21 @@ pub fn read_json_object(
 ) -> Result<Vec<(String, Value)>, ReadError> {
     let mut reader = Reader::new(prefix, max_items);
     reader.text = Some(bytes);
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let fields = TopLevel(&mut reader).deserialize(&mut de);
+    // Checking the text is UTF-8 once, up front, spares the parser a
+    // check per string; invalid text is still read from the bytes so the
+    // error names its line and column.
+    match std::str::from_utf8(bytes) {
+        Ok(text) => read_fields(&mut reader, serde_json::Deserializer::from_str(text)),
+        Err(_) => read_fields(&mut reader, serde_json::Deserializer::from_slice(bytes)),
+    }
+}
+
+/// Read the top-level object's fields with `de`.
+fn read_fields<'de, R: serde_json::de::Read<'de>>(
+    reader: &mut Reader<'_>,
+    mut de: serde_json::Deserializer<R>,
+) -> Result<Vec<(String, Value)>, ReadError> {
+    let fields = TopLevel(reader).deserialize(&mut de);
     let fields = match fields {
         Ok(f) => de.end().map(|()| f),
         Err(e) => Err(e),
@@ -90,6 +103,9 @@ struct Reader<'t> {
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
     by_position: Vec<ArcStr>,
+    /// The number of keys of the object read last (at most
+    /// [`SHAPE_POSITIONS`]), to size the next one.
+    last_object_len: usize,
     prefix: String,
     max_items: usize,
     broken: Option<Broken>,
@@ -115,6 +131,7 @@ impl<'t> Reader<'t> {
             huge_integers: None,
             keys: HashMap::default(),
             by_position: Vec::new(),
+            last_object_len: 0,
             prefix: prefix.to_string(),
             max_items,
             broken: None,
@@ -351,10 +368,14 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let reader = self.0;
-        let mut entries: Vec<(Value, Value)> = Vec::new();
+        // Objects of one shape follow one another: size for the last one.
+        let mut entries: Vec<(Value, Value)> = Vec::with_capacity(reader.last_object_len);
         let mut index = rustc_hash::FxHashMap::default();
-        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            let key = reader.key(entries.len(), &key);
+        loop {
+            let position = entries.len();
+            let Some(key) = map.next_key_seed(Key { reader, position })? else {
+                break;
+            };
             let value = match map.next_value_seed(Node(reader)) {
                 Ok(v) => v,
                 Err(e) => {
@@ -379,7 +400,35 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 }
             }
         }
+        reader.last_object_len = entries.len().min(SHAPE_POSITIONS);
         Ok(Value::map(Map::from_distinct(entries)))
+    }
+}
+
+/// An object's key, interned as it is read (borrowed from the text when
+/// it has no escapes, so no string is allocated for it).
+struct Key<'a, 't> {
+    reader: &'a mut Reader<'t>,
+    position: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for Key<'_, '_> {
+    type Value = ArcStr;
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<ArcStr, D::Error> {
+        de.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key<'_, '_> {
+    type Value = ArcStr;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, k: &str) -> Result<ArcStr, E> {
+        Ok(self.reader.key(self.position, k))
     }
 }
 
@@ -490,6 +539,18 @@ mod tests {
             .collect();
         assert_eq!(fields, expected);
         assert_eq!(from_json_checked(&json, "data/", 100).unwrap(), expected);
+    }
+
+    #[test]
+    fn escaped_keys_and_text_that_is_not_utf8() {
+        let fields = read(r#"{"a\u0062": [{"x\ny": 1}]}"#, 100).unwrap();
+        assert_eq!(fields[0].0, "ab");
+        assert_eq!(super::super::pr_str(&fields[0].1), "[{:x\ny 1}]");
+        let bad = read_json_object(b"{\"a\": \"\xff\"}", "data/", 100).unwrap_err();
+        assert!(
+            matches!(&bad, ReadError::Syntax(m) if m.contains("line 1")),
+            "{bad}"
+        );
     }
 
     #[test]
