@@ -103,6 +103,9 @@ struct Reader<'t> {
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
     by_position: Vec<ArcStr>,
+    /// Recently read short strings, by [`short_string_slot`]: a direct-mapped
+    /// cache, so a load keeps at most [`STRING_SLOTS`] of them alive.
+    strings: Vec<Option<ArcStr>>,
     /// The number of keys of the object read last (at most
     /// [`SHAPE_POSITIONS`]), to size the next one.
     last_object_len: usize,
@@ -131,6 +134,7 @@ impl<'t> Reader<'t> {
             huge_integers: None,
             keys: HashMap::default(),
             by_position: Vec::new(),
+            strings: vec![None; STRING_SLOTS],
             last_object_len: 0,
             prefix: prefix.to_string(),
             max_items,
@@ -229,8 +233,37 @@ impl<'t> Reader<'t> {
         if s.len() > self.max_items && s.chars().count() > self.max_items {
             return Err(self.over_limit("a string", "characters"));
         }
-        Ok(Value::Str(ArcStr::from(s)))
+        if s.len() > SHARED_STRING_BYTES {
+            return Ok(Value::Str(ArcStr::from(s)));
+        }
+        // Short strings often repeat (a status, a category, a tag): one
+        // allocation is shared by the repeats that land in the same slot.
+        let slot = &mut self.strings[short_string_slot(s)];
+        match slot {
+            Some(shared) if shared.as_str() == s => Ok(Value::Str(shared.clone())),
+            _ => {
+                let fresh = ArcStr::from(s);
+                *slot = Some(fresh.clone());
+                Ok(Value::Str(fresh))
+            }
+        }
     }
+}
+
+/// Strings up to this many bytes are shared through [`Reader::strings`].
+const SHARED_STRING_BYTES: usize = 24;
+/// Slots of the short-string cache (a power of two).
+const STRING_SLOTS: usize = 512;
+
+/// The cache slot of a short string: a multiplicative hash of its bytes.
+fn short_string_slot(s: &str) -> usize {
+    let mut h: u64 = s.len() as u64;
+    for chunk in s.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    (h >> 32) as usize & (STRING_SLOTS - 1)
 }
 
 /// The top level: an object, read into fields.
@@ -551,6 +584,22 @@ mod tests {
             matches!(&bad, ReadError::Syntax(m) if m.contains("line 1")),
             "{bad}"
         );
+    }
+
+    #[test]
+    fn repeated_short_strings_share_one_allocation() {
+        let fields = read(r#"{"xs": ["open", "closed", "open", "a long string that is not shared", "a long string that is not shared"]}"#, 100).unwrap();
+        let Value::Vector(xs) = &fields[0].1 else {
+            panic!()
+        };
+        let text = |i: usize| match &xs[i] {
+            Value::Str(s) => s.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(ArcStr::ptr_eq(&text(0), &text(2)));
+        assert_eq!(text(1), "closed");
+        assert!(!ArcStr::ptr_eq(&text(3), &text(4)));
+        assert_eq!(text(3), text(4));
     }
 
     #[test]
