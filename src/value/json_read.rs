@@ -155,7 +155,7 @@ impl<'t> Reader<'t> {
         let interned = match self.keys.get(k) {
             Some(interned) => interned.clone(),
             None => {
-                let interned = ArcStr::from(k);
+                let interned = super::keyword::intern(k);
                 self.keys.insert(k.into(), interned.clone());
                 interned
             }

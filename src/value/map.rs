@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use super::{hash_one, FixedState, Value};
+use super::{hash_one, ArcStr, FixedState, Value};
 
 const ARRAY_MAP_LIMIT: usize = 8;
 
@@ -107,7 +107,16 @@ impl Map {
 
     pub fn get(&self, key: &Value) -> Option<&Value> {
         match &self.repr {
-            Repr::Array(v) => v.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Repr::Array(v) => {
+                // Keywords are interned: a pointer comparison finds most.
+                if let Value::Keyword(name) = key {
+                    let same = |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
+                    if let Some((_, v)) = v.iter().find(|(k, _)| same(k)) {
+                        return Some(v);
+                    }
+                }
+                v.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+            }
             Repr::Flat(f) => f.table.get(key),
             Repr::Hash(h) => h.get(key),
         }

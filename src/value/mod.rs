@@ -9,6 +9,7 @@ mod drop;
 mod func;
 mod json;
 mod json_read;
+mod keyword;
 mod map;
 mod pretty;
 mod print;
@@ -22,6 +23,7 @@ pub use arcstr::ArcStr;
 pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef};
 pub use json::{from_json, has_json_form, to_json};
+pub use keyword::intern as intern_keyword;
 pub use json_read::{from_json_checked, read_json_object, ReadError};
 pub use map::Map;
 pub use pretty::{pretty, Pretty, PrettyOptions};
@@ -84,8 +86,9 @@ impl Value {
         Value::Str(ArcStr::from(s))
     }
 
+    /// A keyword, its name interned for the process (`value::keyword`).
     pub fn keyword(s: &str) -> Value {
-        Value::Keyword(ArcStr::from(s))
+        Value::Keyword(keyword::intern(s))
     }
 
     pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
@@ -386,10 +389,10 @@ impl Value {
                 state.write_u8(1);
                 b.hash(state)
             }
-            Int(n) => {
-                state.write_u8(2);
-                n.hash(state)
-            }
+            // One write, no type tag: integers are the most hashed values
+            // (sets and maps of ids), and an integer never equals a value
+            // of another type anyway.
+            Int(n) => state.write_i64(*n),
             Float(f) => {
                 state.write_u8(3);
                 // -0.0 equals 0.0, so both must hash alike.
