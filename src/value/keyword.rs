@@ -68,7 +68,14 @@ mod tests {
         }
         let guard = TABLE.lock().unwrap();
         let table = guard.as_ref().unwrap();
-        assert!(table.names.len() < 3 * MIN_PURGE_SIZE, "{}", table.names.len());
-        assert!(ArcStr::ptr_eq(table.names.get("held-through-purges").unwrap(), &kept));
+        assert!(
+            table.names.len() < 3 * MIN_PURGE_SIZE,
+            "{}",
+            table.names.len()
+        );
+        assert!(ArcStr::ptr_eq(
+            table.names.get("held-through-purges").unwrap(),
+            &kept
+        ));
     }
 }

@@ -110,7 +110,8 @@ impl Map {
             Repr::Array(v) => {
                 // Keywords are interned: a pointer comparison finds most.
                 if let Value::Keyword(name) = key {
-                    let same = |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
+                    let same =
+                        |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
                     if let Some((_, v)) = v.iter().find(|(k, _)| same(k)) {
                         return Some(v);
                     }

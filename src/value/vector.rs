@@ -1,18 +1,25 @@
-//! The sequence behind vectors and lists: a plain array while small, a
-//! persistent tree once it grows.
+//! The sequence behind vectors and lists: a plain array while small or
+//! unshared, a persistent tree once changed while shared.
 //!
 //! Most vectors a program makes are small (a regex match's groups, a
 //! `split` result, a map entry, a JSON object's tags). A persistent tree
 //! allocates a whole 64-slot chunk (about 1 KB) for anything past a few
 //! items, so small vectors are kept as an exactly sized array instead:
 //! one small allocation, and changes copy at most `SMALL_MAX` items, no
-//! more than the tree copies for a chunk. Past `SMALL_MAX` items the
-//! vector becomes an `imbl::Vector`, whose changes share structure.
+//! more than the tree copies for a chunk.
+//!
+//! A larger vector built in one go (loaded data, `filter`, `mapv`, ...)
+//! is a shared array (`Flat`): reading it is reading a slice. It is changed
+//! in place while nobody else holds it; a change to one that is shared
+//! goes to its persistent twin, a tree built once on first need and kept
+//! with the array, so a program that keeps deriving new vectors from one
+//! large vector pays for the copy once, not per change.
 //! Which form a vector has is invisible to programs.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Index;
+use std::sync::{Arc, OnceLock};
 
 use super::Value;
 
@@ -27,8 +34,31 @@ pub struct Vector(Repr);
 
 #[derive(Clone)]
 enum Repr {
+    /// At most `SMALL_MAX` items, copied when a shared vector changes.
     Small(Vec<Value>),
+    /// More than `SMALL_MAX` items, shared by clones.
+    Flat(Arc<Flat>),
     Tree(Tree),
+}
+
+/// A large array, and the persistent twin of it made on first need.
+struct Flat {
+    items: Vec<Value>,
+    persistent: OnceLock<Tree>,
+}
+
+impl Flat {
+    fn new(items: Vec<Value>) -> Arc<Flat> {
+        Arc::new(Flat {
+            items,
+            persistent: OnceLock::new(),
+        })
+    }
+
+    fn persistent(&self) -> &Tree {
+        self.persistent
+            .get_or_init(|| self.items.iter().cloned().collect())
+    }
 }
 
 impl Default for Repr {
@@ -50,7 +80,7 @@ impl Vector {
             }
             Vector(Repr::Small(items))
         } else {
-            Vector(Repr::Tree(Tree::from(items)))
+            Vector(Repr::Flat(Flat::new(items)))
         }
     }
 
@@ -58,6 +88,7 @@ impl Vector {
     pub fn len(&self) -> usize {
         match &self.0 {
             Repr::Small(v) => v.len(),
+            Repr::Flat(f) => f.items.len(),
             Repr::Tree(t) => t.len(),
         }
     }
@@ -71,15 +102,16 @@ impl Vector {
     pub fn get(&self, index: usize) -> Option<&Value> {
         match &self.0 {
             Repr::Small(v) => v.get(index),
+            Repr::Flat(f) => f.items.get(index),
             Repr::Tree(t) => t.get(index),
         }
     }
 
     pub fn get_mut(&mut self, index: usize) -> Option<&mut Value> {
-        match &mut self.0 {
-            Repr::Small(v) => v.get_mut(index),
-            Repr::Tree(t) => t.get_mut(index),
+        if self.array_mut().is_some() {
+            return self.array_mut().expect("checked").get_mut(index);
         }
+        self.tree().get_mut(index)
     }
 
     pub fn front(&self) -> Option<&Value> {
@@ -98,10 +130,11 @@ impl Vector {
         self.back()
     }
 
-    /// The items in order; a slice when the vector is small.
+    /// The items in order, when they are one array.
     pub fn as_slice(&self) -> Option<&[Value]> {
         match &self.0 {
             Repr::Small(v) => Some(v),
+            Repr::Flat(f) => Some(&f.items),
             Repr::Tree(_) => None,
         }
     }
@@ -109,34 +142,75 @@ impl Vector {
     #[inline]
     pub fn iter(&self) -> Iter<'_> {
         match &self.0 {
-            Repr::Small(v) => Iter::Small(v.iter()),
+            Repr::Small(v) => Iter::Slice(v.iter()),
+            Repr::Flat(f) => Iter::Slice(f.items.iter()),
             Repr::Tree(t) => Iter::Tree(t.iter()),
         }
     }
 
     pub fn iter_mut(&mut self) -> IterMut<'_> {
+        if self.array_mut().is_some() {
+            return IterMut::Slice(self.array_mut().expect("checked").iter_mut());
+        }
+        IterMut::Tree(self.tree().iter_mut())
+    }
+
+    /// The array of a small vector, or of a large one nobody else holds
+    /// (its persistent twin, now stale, dropped); `None` otherwise.
+    fn array_mut(&mut self) -> Option<&mut Vec<Value>> {
         match &mut self.0 {
-            Repr::Small(v) => IterMut::Small(v.iter_mut()),
-            Repr::Tree(t) => IterMut::Tree(t.iter_mut()),
+            Repr::Small(v) => Some(v),
+            Repr::Flat(f) => Arc::get_mut(f).map(|flat| {
+                flat.persistent.take();
+                &mut flat.items
+            }),
+            Repr::Tree(_) => None,
         }
     }
 
-    /// The tree form, converting this vector if it is still small.
+    /// The tree form, converting this vector first if it has another: a
+    /// shared array gives its (cached) persistent twin, an unshared one
+    /// its items.
     fn tree(&mut self) -> &mut Tree {
-        if let Repr::Small(v) = &mut self.0 {
-            let items = std::mem::take(v);
-            self.0 = Repr::Tree(Tree::from(items));
+        let tree = match &mut self.0 {
+            Repr::Tree(_) => None,
+            Repr::Small(v) => Some(Tree::from(std::mem::take(v))),
+            Repr::Flat(f) => match Arc::get_mut(f) {
+                Some(flat) => Some(Tree::from(std::mem::take(&mut flat.items))),
+                None => Some(f.persistent().clone()),
+            },
+        };
+        if let Some(tree) = tree {
+            self.0 = Repr::Tree(tree);
         }
         match &mut self.0 {
             Repr::Tree(t) => t,
-            Repr::Small(_) => unreachable!("converted above"),
+            _ => unreachable!("converted above"),
+        }
+    }
+
+    /// Whether adding one item to the array form keeps it in its form:
+    /// a small array stays within `SMALL_MAX`, an unshared large one can
+    /// grow at its end.
+    fn array_has_room(&mut self) -> bool {
+        match &mut self.0 {
+            Repr::Small(v) => v.len() < SMALL_MAX,
+            Repr::Flat(f) => Arc::get_mut(f).is_some(),
+            Repr::Tree(_) => false,
         }
     }
 
     pub fn push_back(&mut self, value: Value) {
-        match &mut self.0 {
-            Repr::Small(v) if v.len() < SMALL_MAX => v.push(value),
-            _ => self.tree().push_back(value),
+        if let Repr::Small(v) = &mut self.0 {
+            if v.len() == SMALL_MAX {
+                // This vector is being changed, so nobody else holds it.
+                self.0 = Repr::Flat(Flat::new(std::mem::take(v)));
+            }
+        }
+        if self.array_has_room() {
+            self.array_mut().expect("checked").push(value);
+        } else {
+            self.tree().push_back(value);
         }
     }
 
@@ -148,9 +222,9 @@ impl Vector {
     }
 
     pub fn pop_back(&mut self) -> Option<Value> {
-        match &mut self.0 {
-            Repr::Small(v) => v.pop(),
-            Repr::Tree(t) => t.pop_back(),
+        match self.array_mut() {
+            Some(v) => v.pop(),
+            None => self.tree().pop_back(),
         }
     }
 
@@ -158,15 +232,15 @@ impl Vector {
         match &mut self.0 {
             Repr::Small(v) if v.is_empty() => None,
             Repr::Small(v) => Some(v.remove(0)),
-            Repr::Tree(t) => t.pop_front(),
+            _ => self.tree().pop_front(),
         }
     }
 
     /// Replace the item at `index` (which must exist), returning the old one.
     pub fn set(&mut self, index: usize, value: Value) -> Value {
-        match &mut self.0 {
-            Repr::Small(v) => std::mem::replace(&mut v[index], value),
-            Repr::Tree(t) => t.set(index, value),
+        match self.array_mut() {
+            Some(v) => std::mem::replace(&mut v[index], value),
+            None => self.tree().set(index, value),
         }
     }
 
@@ -182,74 +256,79 @@ impl Vector {
     pub fn remove(&mut self, index: usize) -> Value {
         match &mut self.0 {
             Repr::Small(v) => v.remove(index),
-            Repr::Tree(t) => t.remove(index),
+            _ => self.tree().remove(index),
         }
     }
 
     /// Add `other`'s items at the end.
     pub fn append(&mut self, other: Vector) {
-        match (&mut self.0, other.0) {
-            (Repr::Small(v), Repr::Small(o)) if v.len() + o.len() <= SMALL_MAX => v.extend(o),
-            (_, Repr::Tree(o)) => self.tree().append(o),
-            (_, Repr::Small(o)) => self.tree().extend(o),
+        let fits_small = matches!(&self.0, Repr::Small(v) if v.len() + other.len() <= SMALL_MAX);
+        let grows_flat = matches!(&self.0, Repr::Flat(_)) && self.array_has_room();
+        if fits_small || grows_flat {
+            self.array_mut().expect("checked").extend(other);
+        } else if let Repr::Tree(o) = other.0 {
+            self.tree().append(o);
+        } else {
+            self.tree().extend(other);
         }
     }
 
     /// The first `count` items (all of them if there are fewer).
     pub fn take(&self, count: usize) -> Vector {
+        if count >= self.len() {
+            return self.clone();
+        }
         match &self.0 {
-            Repr::Small(v) => Vector(Repr::Small(v[..count.min(v.len())].to_vec())),
-            Repr::Tree(t) if count <= SMALL_MAX => {
-                Vector(Repr::Small(t.iter().take(count).cloned().collect()))
+            _ if count <= SMALL_MAX => {
+                Vector(Repr::Small(self.iter().take(count).cloned().collect()))
             }
+            Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
+            Repr::Flat(f) => Vector(Repr::Tree(f.persistent().take(count))),
             Repr::Tree(t) => Vector(Repr::Tree(t.take(count))),
         }
     }
 
     /// All items after the first `count`.
     pub fn skip(&self, count: usize) -> Vector {
+        if count == 0 {
+            return self.clone();
+        }
+        let rest = self.len().saturating_sub(count);
         match &self.0 {
-            Repr::Small(v) => Vector(Repr::Small(v[count.min(v.len())..].to_vec())),
-            Repr::Tree(t) if t.len().saturating_sub(count) <= SMALL_MAX => {
-                Vector(Repr::Small(t.iter().skip(count).cloned().collect()))
+            _ if rest <= SMALL_MAX => {
+                Vector(Repr::Small(self.iter().skip(count).cloned().collect()))
             }
+            Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
+            Repr::Flat(f) => Vector(Repr::Tree(f.persistent().skip(count))),
             Repr::Tree(t) => Vector(Repr::Tree(t.skip(count))),
         }
     }
 
     pub fn truncate(&mut self, len: usize) {
-        match &mut self.0 {
-            Repr::Small(v) => v.truncate(len),
-            Repr::Tree(t) => t.truncate(len),
+        match self.array_mut() {
+            Some(v) => v.truncate(len),
+            None => self.tree().truncate(len),
         }
     }
 
     /// Keep the items for which `keep` is true.
     pub fn retain(&mut self, mut keep: impl FnMut(&Value) -> bool) {
-        match &mut self.0 {
-            Repr::Small(v) => v.retain(|x| keep(x)),
-            Repr::Tree(t) => t.retain(|x| keep(x)),
+        match self.array_mut() {
+            Some(v) => v.retain(|x| keep(x)),
+            None => self.tree().retain(|x| keep(x)),
         }
     }
 
     /// Split into the items before `index` and the rest.
     pub fn split_at(self, index: usize) -> (Vector, Vector) {
-        let (left, right) = match self.0 {
-            Repr::Small(mut v) => {
-                let right = v.split_off(index);
-                return (Vector(Repr::Small(v)), Vector(Repr::Small(right)));
-            }
-            Repr::Tree(t) => t.split_at(index),
-        };
-        (Vector(Repr::Tree(left)), Vector(Repr::Tree(right)))
+        (self.take(index), self.skip(index))
     }
 
     /// Keep the items before `index`; return the rest.
     pub fn split_off(&mut self, index: usize) -> Vector {
-        match &mut self.0 {
-            Repr::Small(v) => Vector(Repr::Small(v.split_off(index))),
-            Repr::Tree(t) => Vector(Repr::Tree(t.split_off(index))),
-        }
+        let rest = self.skip(index);
+        self.truncate(index);
+        rest
     }
 }
 
@@ -280,6 +359,7 @@ impl Index<usize> for Vector {
     fn index(&self, index: usize) -> &Value {
         match &self.0 {
             Repr::Small(v) => &v[index],
+            Repr::Flat(f) => &f.items[index],
             Repr::Tree(t) => &t[index],
         }
     }
@@ -326,8 +406,15 @@ impl IntoIterator for Vector {
 
     fn into_iter(self) -> IntoIter {
         match self.0 {
-            Repr::Small(v) => IntoIter::Small(v.into_iter()),
-            Repr::Tree(t) => IntoIter::Tree(t.into_iter()),
+            Repr::Small(v) => IntoIter(Owned::Array(v.into_iter())),
+            Repr::Flat(f) => match Arc::try_unwrap(f) {
+                Ok(flat) => IntoIter(Owned::Array(flat.items.into_iter())),
+                Err(shared) => IntoIter(Owned::Shared {
+                    flat: shared,
+                    next: 0,
+                }),
+            },
+            Repr::Tree(t) => IntoIter(Owned::Tree(t.into_iter())),
         }
     }
 }
@@ -335,7 +422,7 @@ impl IntoIterator for Vector {
 /// Borrowing iterator over a [`Vector`].
 #[derive(Clone)]
 pub enum Iter<'a> {
-    Small(std::slice::Iter<'a, Value>),
+    Slice(std::slice::Iter<'a, Value>),
     Tree(imbl::vector::Iter<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
@@ -345,7 +432,7 @@ impl<'a> Iterator for Iter<'a> {
     #[inline]
     fn next(&mut self) -> Option<&'a Value> {
         match self {
-            Iter::Small(i) => i.next(),
+            Iter::Slice(i) => i.next(),
             Iter::Tree(i) => i.next(),
         }
     }
@@ -353,21 +440,21 @@ impl<'a> Iterator for Iter<'a> {
     #[inline]
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
-            Iter::Small(i) => i.size_hint(),
+            Iter::Slice(i) => i.size_hint(),
             Iter::Tree(i) => i.size_hint(),
         }
     }
 
     fn nth(&mut self, n: usize) -> Option<&'a Value> {
         match self {
-            Iter::Small(i) => i.nth(n),
+            Iter::Slice(i) => i.nth(n),
             Iter::Tree(i) => i.nth(n),
         }
     }
 
     fn fold<B, F: FnMut(B, &'a Value) -> B>(self, init: B, f: F) -> B {
         match self {
-            Iter::Small(i) => i.fold(init, f),
+            Iter::Slice(i) => i.fold(init, f),
             Iter::Tree(i) => i.fold(init, f),
         }
     }
@@ -376,7 +463,7 @@ impl<'a> Iterator for Iter<'a> {
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
         match self {
-            Iter::Small(i) => i.next_back(),
+            Iter::Slice(i) => i.next_back(),
             Iter::Tree(i) => i.next_back(),
         }
     }
@@ -386,7 +473,7 @@ impl ExactSizeIterator for Iter<'_> {}
 
 /// Mutably borrowing iterator over a [`Vector`].
 pub enum IterMut<'a> {
-    Small(std::slice::IterMut<'a, Value>),
+    Slice(std::slice::IterMut<'a, Value>),
     Tree(imbl::vector::IterMut<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
@@ -395,22 +482,29 @@ impl<'a> Iterator for IterMut<'a> {
 
     fn next(&mut self) -> Option<&'a mut Value> {
         match self {
-            IterMut::Small(i) => i.next(),
+            IterMut::Slice(i) => i.next(),
             IterMut::Tree(i) => i.next(),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
-            IterMut::Small(i) => i.size_hint(),
+            IterMut::Slice(i) => i.size_hint(),
             IterMut::Tree(i) => i.size_hint(),
         }
     }
 }
 
 /// Owning iterator over a [`Vector`].
-pub enum IntoIter {
-    Small(std::vec::IntoIter<Value>),
+pub struct IntoIter(Owned);
+
+enum Owned {
+    Array(std::vec::IntoIter<Value>),
+    /// A large array someone else also holds: its items, cloned.
+    Shared {
+        flat: Arc<Flat>,
+        next: usize,
+    },
     Tree(imbl::vector::ConsumingIter<Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
 
@@ -419,25 +513,25 @@ impl Iterator for IntoIter {
 
     #[inline]
     fn next(&mut self) -> Option<Value> {
-        match self {
-            IntoIter::Small(i) => i.next(),
-            IntoIter::Tree(i) => i.next(),
+        match &mut self.0 {
+            Owned::Array(i) => i.next(),
+            Owned::Shared { flat, next } => {
+                let item = flat.items.get(*next).cloned();
+                *next += 1;
+                item
+            }
+            Owned::Tree(i) => i.next(),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        match self {
-            IntoIter::Small(i) => i.size_hint(),
-            IntoIter::Tree(i) => i.size_hint(),
-        }
-    }
-}
-
-impl DoubleEndedIterator for IntoIter {
-    fn next_back(&mut self) -> Option<Value> {
-        match self {
-            IntoIter::Small(i) => i.next_back(),
-            IntoIter::Tree(i) => i.next_back(),
+        match &self.0 {
+            Owned::Array(i) => i.size_hint(),
+            Owned::Shared { flat, next } => {
+                let left = flat.items.len().saturating_sub(*next);
+                (left, Some(left))
+            }
+            Owned::Tree(i) => i.size_hint(),
         }
     }
 }
@@ -468,9 +562,11 @@ mod tests {
         for i in 3..200 {
             v.push_back(Value::Int(i));
         }
+        assert!(matches!(v.0, Repr::Flat(_)), "grown in place");
+        v.push_front(Value::Int(-1));
         assert!(v.as_slice().is_none());
-        assert_eq!(as_ints(&v), (0..200).collect::<Vec<_>>());
-        assert_eq!(v[150], Value::Int(150));
+        assert_eq!(as_ints(&v), (-1..200).collect::<Vec<_>>());
+        assert_eq!(v[150], Value::Int(149));
     }
 
     #[test]
@@ -505,8 +601,31 @@ mod tests {
     }
 
     #[test]
+    fn a_large_array_changes_in_place_until_shared_then_via_its_twin() {
+        let mut v = ints(0..100);
+        v.push_back(Value::Int(100));
+        v.set(0, Value::Int(-1));
+        assert!(matches!(v.0, Repr::Flat(_)), "unshared: still an array");
+        let shared = v.clone();
+        let mut changed = v.clone();
+        changed.push_back(Value::Int(101));
+        assert!(matches!(changed.0, Repr::Tree(_)));
+        let Repr::Flat(f) = &shared.0 else { panic!() };
+        let twin = f.persistent.get().expect("twin built") as *const Tree;
+        // Deriving again from the same shared array reuses the twin.
+        let rest = shared.skip(1);
+        assert_eq!(f.persistent.get().unwrap() as *const Tree, twin);
+        assert_eq!(rest.len(), 100);
+        assert_eq!(as_ints(&shared)[..3], [-1, 1, 2]);
+        assert_eq!(as_ints(&changed).last(), Some(&101));
+        assert_eq!(shared.len(), 101);
+        let items: Vec<Value> = shared.clone().into_iter().collect();
+        assert_eq!(items.len(), 101);
+    }
+
+    #[test]
     fn a_changed_clone_leaves_the_original_alone() {
-        for n in [10i64, 100] {
+        for n in [10i64, 100, 1000] {
             let original = ints(0..n);
             let mut copy = original.clone();
             copy.set(0, Value::Int(99));
