@@ -3,12 +3,13 @@
 //! `[key value]` pairs and of one-character strings.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
-use crate::value::{compare, Map, Set, Value};
+use crate::value::{compare, FixedState, Map, Set, Value};
 
-use super::core::{expect_int, get, seq_items, type_error, vector_result};
+use super::core::{expect_int, get, seq_items, seq_view, type_error, vector_result};
 use super::{Registry, MANY};
 
 fn count(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -170,9 +171,9 @@ pub(super) fn no_transducer(who: &str, args: &[Value]) -> EvalResult<()> {
 fn filter(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     no_transducer("filter", args)?;
     let mut out = Vec::new();
-    for item in seq_items(&args[1], "filter")? {
-        if interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
-            out.push(item);
+    for item in seq_view(&args[1], "filter")?.iter() {
+        if interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+            out.push(item.clone());
         }
     }
     vector_result(interp, out)
@@ -181,9 +182,9 @@ fn filter(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn remove(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     no_transducer("remove", args)?;
     let mut out = Vec::new();
-    for item in seq_items(&args[1], "remove")? {
-        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
-            out.push(item);
+    for item in seq_view(&args[1], "remove")?.iter() {
+        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+            out.push(item.clone());
         }
     }
     vector_result(interp, out)
@@ -236,10 +237,10 @@ fn map(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     no_transducer("map", args)?;
     let f = &args[0];
     if args.len() == 2 {
-        let items = seq_items(&args[1], "map")?;
+        let items = seq_view(&args[1], "map")?;
         let mut out = Vec::with_capacity(items.len());
-        for item in items {
-            out.push(interp.call(f, std::slice::from_ref(&item))?);
+        for item in items.iter() {
+            out.push(interp.call(f, std::slice::from_ref(item))?);
         }
         return vector_result(interp, out);
     }
@@ -267,17 +268,17 @@ fn map_indexed(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let f = &args[0];
-    let (mut acc, items) = if args.len() == 3 {
-        (args[1].clone(), seq_items(&args[2], "reduce")?)
+    let items = seq_view(args.last().expect("arity checked"), "reduce")?;
+    let (mut acc, rest) = if args.len() == 3 {
+        (args[1].clone(), &items[..])
     } else {
-        let mut items = seq_items(&args[1], "reduce")?.into_iter();
-        match items.next() {
+        match items.split_first() {
             None => return interp.call(f, &[]),
-            Some(first) => (first, items.collect()),
+            Some((first, rest)) => (first.clone(), rest),
         }
     };
-    for item in items {
-        acc = interp.call(f, &[acc, item])?;
+    for item in rest {
+        acc = interp.call(f, &[acc, item.clone()])?;
         if let Value::Reduced(done) = &acc {
             return Ok((**done).clone());
         }
@@ -428,10 +429,10 @@ fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let keyfn = &args[0];
     let coll = args.last().expect("arity checked");
-    let items = seq_items(coll, "sort-by")?;
+    let items = seq_view(coll, "sort-by")?;
     let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
-    for item in items {
-        keyed.push((key_of(interp, keyfn, &item)?, item));
+    for item in items.iter() {
+        keyed.push((key_of(interp, keyfn, item)?, item.clone()));
     }
     // Every order is a stable sort: `:desc` reverses the comparison, not
     // the result, so equal keys keep their input order.
@@ -472,13 +473,13 @@ fn reverse(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let items = seq_items(&args[0], "distinct")?;
+    let items = seq_view(&args[0], "distinct")?;
     let mut seen = Set::with_capacity(items.len());
     let mut out = Vec::new();
-    for item in items {
-        if !seen.contains(&item) {
+    for item in items.iter() {
+        if !seen.contains(item) {
             seen.insert(item.clone());
-            out.push(item);
+            out.push(item.clone());
         }
     }
     vector_result(interp, out)
@@ -784,8 +785,8 @@ fn not_empty(i: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn some(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    for item in seq_items(&args[1], "some")? {
-        let r = interp.call(&args[0], std::slice::from_ref(&item))?;
+    for item in seq_view(&args[1], "some")?.iter() {
+        let r = interp.call(&args[0], std::slice::from_ref(item))?;
         if r.truthy() {
             return Ok(r);
         }
@@ -794,8 +795,8 @@ fn some(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn every(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    for item in seq_items(&args[1], "every?")? {
-        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+    for item in seq_view(&args[1], "every?")?.iter() {
+        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
             return Ok(Value::Bool(false));
         }
     }
@@ -824,14 +825,14 @@ fn contains(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn group_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
-    let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
-    for item in seq_items(&args[1], "group-by")? {
-        let k = key_of(interp, &args[0], &item)?;
+    let mut index: HashMap<Value, usize, FixedState> = HashMap::default();
+    for item in seq_view(&args[1], "group-by")?.iter() {
+        let k = key_of(interp, &args[0], item)?;
         match index.get(&k) {
-            Some(&i) => groups[i].1.push(item),
+            Some(&i) => groups[i].1.push(item.clone()),
             None => {
                 index.insert(k.clone(), groups.len());
-                groups.push((k, vec![item]));
+                groups.push((k, vec![item.clone()]));
             }
         }
     }
@@ -845,13 +846,13 @@ fn group_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn frequencies(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut counts: Vec<(Value, i64)> = Vec::new();
-    let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
-    for item in seq_items(&args[0], "frequencies")? {
-        match index.get(&item) {
+    let mut index: HashMap<Value, usize, FixedState> = HashMap::default();
+    for item in seq_view(&args[0], "frequencies")?.iter() {
+        match index.get(item) {
             Some(&i) => counts[i].1 += 1,
             None => {
                 index.insert(item.clone(), counts.len());
-                counts.push((item, 1));
+                counts.push((item.clone(), 1));
             }
         }
     }
@@ -872,8 +873,8 @@ fn numeric_fields(
     coll: &Value,
 ) -> EvalResult<Vec<Value>> {
     let mut out = Vec::new();
-    for item in seq_items(coll, who)? {
-        match key_of(interp, keyfn, &item)? {
+    for item in seq_view(coll, who)?.iter() {
+        match key_of(interp, keyfn, item)? {
             Value::Nil => {}
             v @ (Value::Int(_) | Value::Float(_)) => out.push(v),
             other => return Err(type_error(who, "numeric field values", &other).into()),
@@ -927,14 +928,18 @@ fn avg_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 /// `(min-by f coll)`, or `(min-by f x y & more)` over the arguments.
 fn extreme_by(interp: &mut Interp<'_>, who: &str, args: &[Value], want: Ordering) -> EvalResult {
+    let view;
     let items = match args {
-        [_, coll] => seq_items(coll, who)?,
-        [_, items @ ..] => items.to_vec(),
+        [_, coll] => {
+            view = seq_view(coll, who)?;
+            &view[..]
+        }
+        [_, items @ ..] => items,
         [] => unreachable!("arity checked"),
     };
-    let mut best: Option<(Value, Value)> = None;
+    let mut best: Option<(Value, &Value)> = None;
     for item in items {
-        let k = key_of(interp, &args[0], &item)?;
+        let k = key_of(interp, &args[0], item)?;
         if k.is_nil() {
             continue;
         }
@@ -948,7 +953,7 @@ fn extreme_by(interp: &mut Interp<'_>, who: &str, args: &[Value], want: Ordering
             best = Some((k, item));
         }
     }
-    Ok(best.map(|(_, item)| item).unwrap_or(Value::Nil))
+    Ok(best.map_or(Value::Nil, |(_, item)| item.clone()))
 }
 
 fn min_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -1010,7 +1015,7 @@ fn list(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::set(
-        seq_items(&args[0], "set")?.into_iter().collect(),
+        seq_view(&args[0], "set")?.iter().cloned().collect(),
     ))
 }
 

@@ -30,6 +30,35 @@ pub(crate) fn seq_items(v: &Value, who: &str) -> Result<Vec<Value>, Error> {
     })
 }
 
+/// The items of a collection as a slice: borrowed from a vector or list
+/// held as one array (no copy, no reference counting per item), collected
+/// as [`seq_items`] collects them otherwise.
+pub(crate) fn seq_view<'v>(v: &'v Value, who: &str) -> Result<Items<'v>, Error> {
+    if let Value::Vector(items) | Value::List(items) = v {
+        if let Some(slice) = items.as_slice() {
+            return Ok(Items::Borrowed(slice));
+        }
+    }
+    seq_items(v, who).map(Items::Owned)
+}
+
+/// A collection's items, borrowed or collected ([`seq_view`]).
+pub(crate) enum Items<'v> {
+    Borrowed(&'v [Value]),
+    Owned(Vec<Value>),
+}
+
+impl std::ops::Deref for Items<'_> {
+    type Target = [Value];
+
+    fn deref(&self) -> &[Value] {
+        match self {
+            Items::Borrowed(s) => s,
+            Items::Owned(v) => v,
+        }
+    }
+}
+
 /// A one-character string.
 pub(crate) fn char_str(c: char) -> ArcStr {
     let mut buf = [0u8; 4];
