@@ -240,7 +240,18 @@ impl PartialEq for Value {
     /// Clojure's `=`: integers and floats are different categories
     /// (`(= 1 1.0)` is false), lists equal vectors with the same items,
     /// maps and sets compare by contents, functions by identity.
+    #[inline]
     fn eq(&self, other: &Value) -> bool {
+        // Integers (set members, ids) without a call.
+        if let (Value::Int(a), Value::Int(b)) = (self, other) {
+            return a == b;
+        }
+        self.equal_to(other)
+    }
+}
+
+impl Value {
+    fn equal_to(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
             (Nil, Nil) => true,
@@ -357,7 +368,13 @@ fn with_child_fuel<R>(children: usize, f: impl FnOnce() -> R) -> Option<R> {
 }
 
 impl Hash for Value {
+    #[inline]
     fn hash<H: Hasher>(&self, state: &mut H) {
+        // Integers, the most hashed values, without a call (`hash_node`
+        // sets up a large frame for the collections it also handles).
+        if let Value::Int(n) = self {
+            return state.write_i64(*n);
+        }
         // Scalars (most map keys) need no budget; skip the bookkeeping.
         let collection = matches!(
             self,
@@ -389,9 +406,8 @@ impl Value {
                 state.write_u8(1);
                 b.hash(state)
             }
-            // One write, no type tag: integers are the most hashed values
-            // (sets and maps of ids), and an integer never equals a value
-            // of another type anyway.
+            // One write, no type tag, as in `hash` above: an integer never
+            // equals a value of another type anyway.
             Int(n) => state.write_i64(*n),
             Float(f) => {
                 state.write_u8(3);
