@@ -45,6 +45,9 @@ pub(super) fn first(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn second(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    if let Value::Vector(v) | Value::List(v) = &args[0] {
+        return Ok(v.get(1).cloned().unwrap_or(Value::Nil));
+    }
     Ok(ordered_items("second", &args[0])?
         .into_iter()
         .nth(1)
