@@ -561,11 +561,11 @@ impl<'h> Interp<'h> {
     fn eval_collection(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
             Expr::Vector(items) => {
-                let mut out = crate::value::Vector::new();
+                let mut out = Vec::with_capacity(items.len());
                 for item in items {
-                    out.push_back(self.eval(item, f)?);
+                    out.push(self.eval(item, f)?);
                 }
-                Ok(Value::from_vector(out))
+                Ok(Value::vector(out))
             }
             Expr::Set(items) => {
                 let mut out = Set::new();
@@ -575,7 +575,7 @@ impl<'h> Interp<'h> {
                 Ok(Value::set(out))
             }
             Expr::Map(pairs) => {
-                let mut out = Map::new();
+                let mut out = Map::with_capacity(pairs.len());
                 for (k, v) in pairs {
                     let k = self.eval(k, f)?;
                     let v = self.eval(v, f)?;

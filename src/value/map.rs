@@ -71,6 +71,14 @@ impl Map {
         }
     }
 
+    /// An empty map with room for `n` entries while it keeps them in an
+    /// array (at most the array form's limit).
+    pub fn with_capacity(n: usize) -> Self {
+        Map {
+            repr: Repr::Array(Vec::with_capacity(n.min(ARRAY_MAP_LIMIT))),
+        }
+    }
+
     /// A map of `entries` whose keys are known to be distinct (no
     /// duplicate check), in their order while small.
     pub(crate) fn from_distinct(entries: Vec<(Value, Value)>) -> Self {
