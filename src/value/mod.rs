@@ -28,6 +28,7 @@ pub use keyword::intern as intern_keyword;
 pub use map::Map;
 pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
+pub(crate) use print::{write_escaped, write_float};
 pub use set::Set;
 pub use vector::Vector;
 

@@ -143,7 +143,7 @@ fn write_seq<'a>(
     out.push_str(close);
 }
 
-fn write_escaped(out: &mut String, s: &str) {
+pub(crate) fn write_escaped(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {

@@ -710,9 +710,56 @@ fn arities_text(params: &[&Form]) -> String {
     texts.join(" ")
 }
 
-/// Print a form back as source text (for parameter display).
+/// Print a form back as source text (for parameter display and a
+/// definition's `source`): the text `pr-str` gives for the quoted form,
+/// written straight from the form (every `defn` of a program is printed
+/// this way, so it is on the path of every compile).
 pub(crate) fn form_text(form: &Form) -> String {
-    crate::value::pr_str(&quote(form))
+    let mut out = String::new();
+    write_form(&mut out, form, 0);
+    out
+}
+
+fn write_form(out: &mut String, form: &Form, depth: usize) {
+    if depth % 16 == 15 {
+        return crate::value::deep(|| write_form_inner(out, form, depth));
+    }
+    write_form_inner(out, form, depth)
+}
+
+fn write_form_inner(out: &mut String, form: &Form, depth: usize) {
+    let items = |out: &mut String, open: &str, items: &[Form], close: &str| {
+        out.push_str(open);
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(' ');
+            }
+            write_form(out, item, depth + 1);
+        }
+        out.push_str(close);
+    };
+    match &form.kind {
+        FormKind::Nil => out.push_str("nil"),
+        FormKind::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        FormKind::Int(n) => out.push_str(&n.to_string()),
+        FormKind::Float(f) => crate::value::write_float(out, *f),
+        FormKind::Str(s) | FormKind::Regex(s) => crate::value::write_escaped(out, s),
+        FormKind::Keyword(k) => {
+            out.push(':');
+            out.push_str(k);
+        }
+        FormKind::Symbol(s) => out.push_str(s),
+        FormKind::List(forms) => items(out, "(", forms, ")"),
+        FormKind::Vector(forms) => items(out, "[", forms, "]"),
+        FormKind::AnonFn(forms) => items(out, "(fn (", forms, "))"),
+        FormKind::Quote(inner) => items(out, "(quote ", std::slice::from_ref(inner), ")"),
+        FormKind::Var(name) => {
+            out.push_str("#'");
+            out.push_str(name);
+        }
+        // Sets and maps print in their value's order, after duplicates go.
+        FormKind::Set(_) | FormKind::Map(_) => out.push_str(&crate::value::pr_str(&quote(form))),
+    }
 }
 
 /// The value of a quoted form.
@@ -741,5 +788,26 @@ pub(crate) fn quote(form: &Form) -> Value {
         FormKind::Regex(src) => Value::str(src),
         FormKind::Quote(inner) => Value::list([Value::Symbol(ArcStr::from("quote")), quote(inner)]),
         FormKind::Var(name) => Value::Var(ArcStr::from(name.as_str())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The direct printer writes what printing the quoted form writes.
+    #[test]
+    fn form_text_is_the_printed_quoted_form() {
+        let source = r#"
+            (defn f [{:keys [a b] :or {a 1}} & more] (str "q\"x\n" a))
+            #(+ % %2) 'sym '(1 2.5 -0.0 ##Inf ##NaN) #'var #"\d+\"" \a
+            [nil true false 12 -7 1e300 :kw :ns/kw tool/x] #{1 2 3} {:a [1 {:b #{}}] "k" ()}
+            #{1 2 3 4 5 6 7 8 9 10 11 12} {:a 1 :b 2 :c 3 :d 4 :e 5 :f 6 :g 7 :h 8 :i 9}
+        "#;
+        let forms = crate::reader::read_program(source).unwrap();
+        assert!(forms.len() > 10);
+        for form in &forms {
+            assert_eq!(form_text(form), crate::value::pr_str(&quote(form)));
+        }
     }
 }
