@@ -1,22 +1,34 @@
 #!/usr/bin/env python3
-"""Whole-process timings of the ten benchmark workloads (W1-W10).
+"""The ten benchmark workloads (W1-W10) against the peer's figures.
 
-Generates the workloads' data with their generator, then runs
-`ptc run Wn.clj --data Wn.data.json` RUNS times per workload and prints a
-Markdown table of medians: the whole run, and the same process with an
-empty program (`nil`), whose difference from a run on an empty object is
-the cost of loading the data (reported per MB). With --baseline, a second
-binary is timed alike and the ratio is shown.
+Generates the workloads' data with their generator, then for each
+workload measures, with the release binary:
+
+- in process: `ptc run Wn.clj --data Wn.data.json --stats=json --repeat R`,
+  the median evaluation plus the program's parse and analysis (the peer's
+  "run" figure includes both);
+- whole process: the median wall time of RUNS runs of
+  `ptc run Wn.clj --data Wn.data.json`;
+- loading: the median of an empty program on the data file minus the same
+  on `{}`, per MB; and the peak resident memory of that empty program.
+
+It prints the Markdown tables of BENCHMARKS.md: ours against the peer
+(PEER.md: warm in-process run; JSON decode + run for the whole process),
+with geometric means of the ratios. With --baseline, a second binary's
+in-process and whole-process medians are shown beside ours.
 
     python3 benches/workloads.py [--bench-dir ../shared/bench] \
-        [--ptc target/release/ptc] [--baseline OTHER_PTC] [--runs 30]
+        [--ptc target/release/ptc] [--baseline OTHER_PTC] [--runs 15] [--repeat 30]
 
-The workloads (programs, generator, expected results) live outside this
-repository, in the project's shared benchmark folder.
+The workloads (programs, generator, expected results, the peer's figures)
+live outside this repository, in the project's shared benchmark folder.
 """
 
 import argparse
+import json
+import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -24,7 +36,8 @@ import tempfile
 import time
 
 
-def median_ms(cmd, runs):
+def whole_ms(cmd, runs):
+    """Median wall time of `runs` runs of `cmd`, in ms."""
     times = []
     for _ in range(runs):
         started = time.perf_counter()
@@ -35,14 +48,44 @@ def median_ms(cmd, runs):
     return statistics.median(times) * 1000
 
 
+def stats(cmd):
+    """The `--stats=json` object a run prints last on stderr."""
+    done = subprocess.run(cmd + ["--stats=json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{done.stderr.decode()}")
+    return json.loads(done.stderr.decode().strip().splitlines()[-1])
+
+
+def peer_figures(peer_md):
+    """{W: (run_ms, decode_ms)} from PEER.md's two tables."""
+    runs, decodes = {}, {}
+    with open(peer_md) as f:
+        for line in f:
+            m = re.match(r"\| W(\d+) \| [^|]+ \| \*\*([\d.]+)\*\*", line)
+            if m:
+                runs[int(m.group(1))] = float(m.group(2))
+                continue
+            m = re.match(r"\| W(\d+) \| (<?[\d.]+) \|", line)
+            if m and int(m.group(1)) not in decodes:
+                text = m.group(2)
+                decodes[int(m.group(1))] = 0.0 if text.startswith("<") else float(text)
+    return {w: (runs[w], decodes.get(w, 0.0)) for w in runs}
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bench-dir", default=os.path.join("..", "shared", "bench"))
     parser.add_argument("--ptc", default=os.path.join("target", "release", "ptc"))
     parser.add_argument("--baseline")
-    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=15, help="whole-process runs per figure")
+    parser.add_argument("--repeat", type=int, default=30, help="in-process evaluations")
     args = parser.parse_args()
 
+    peer = peer_figures(os.path.join(args.bench_dir, "PEER.md"))
     data = tempfile.mkdtemp(prefix="ptc-bench-")
     print(f"generating data into {data} ...", file=sys.stderr)
     subprocess.run(
@@ -58,40 +101,60 @@ def main():
         f.write("{}")
 
     binaries = [("ours", args.ptc)] + ([("baseline", args.baseline)] if args.baseline else [])
-    header = "| W | data (KB) |"
-    rule = "|---|---|"
-    for name, _ in binaries:
-        header += f" {name}: run (ms) | {name}: load (ms/MB) |"
-        rule += "---|---|"
-    if args.baseline:
-        header += " run ratio |"
-        rule += "---|"
-    print(header)
-    print(rule)
-    start = {name: median_ms([b, "run", nil, "--data", empty], args.runs) for name, b in binaries}
+    start = {name: whole_ms([b, "run", nil, "--data", empty], args.runs) for name, b in binaries}
+    rows = []
     for w in range(1, 11):
-        program = os.path.join(args.bench_dir, f"W{w}.clj")
-        if w == 10:
-            program = os.path.join(data, "W10.clj")
-        json = os.path.join(data, f"W{w}.data.json")
-        size = os.path.getsize(json)
-        row = f"| W{w} | {size / 1000:.0f} |"
-        runs = {}
         print(f"W{w} ...", file=sys.stderr)
+        program = os.path.join(args.bench_dir, f"W{w}.clj")
+        if not os.path.exists(program):
+            program = os.path.join(data, f"W{w}.clj")
+        data_file = os.path.join(data, f"W{w}.data.json")
+        size = os.path.getsize(data_file)
+        run = [program, "--data", data_file, "--timeout-ms", "60000"]
+        row = {"w": w, "size": size}
         for name, b in binaries:
-            run = median_ms([b, "run", program, "--data", json, "--timeout-ms", "60000"], args.runs)
-            runs[name] = run
-            if size > 100_000:
-                load = median_ms([b, "run", nil, "--data", json], args.runs) - start[name]
-                per_mb = f"{load / (size / 1e6):.1f}"
-            else:
-                per_mb = "-"
-            row += f" {run:.1f} | {per_mb} |"
+            s = stats([b, "run"] + run + ["--repeat", str(args.repeat)])
+            phases = s["phases_ms"]
+            row[name] = {
+                "in": s["eval_ms"]["median"] + phases["parse"] + phases["analyze"],
+                "whole": whole_ms([b, "run"] + run, args.runs),
+            }
+        if size > 100_000:
+            load = whole_ms([args.ptc, "run", nil, "--data", data_file], args.runs) - start["ours"]
+            row["load_per_mb"] = load / (size / 1e6)
+            rss = stats([args.ptc, "run", nil, "--data", data_file])["peak_rss_bytes"]
+            base = stats([args.ptc, "run", nil, "--data", empty])["peak_rss_bytes"]
+            row["rss_ratio"] = (rss - base) / size
+        rows.append(row)
+
+    header = "| W | ours in process (ms) | peer run (ms) | ratio | ours whole process (ms) | peer decode + run (ms) | ratio | load (ms/MB) | load memory / file |"
+    if args.baseline:
+        header += " baseline in process (ms) | baseline whole (ms) |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    in_ratios, whole_ratios = [], []
+    for row in rows:
+        w = row["w"]
+        peer_run, peer_decode = peer[w]
+        ours = row["ours"]
+        in_ratio = peer_run / ours["in"]
+        whole_ratio = (peer_run + peer_decode) / ours["whole"]
+        in_ratios.append(in_ratio)
+        whole_ratios.append(whole_ratio)
+        load = f"{row['load_per_mb']:.1f}" if "load_per_mb" in row else "-"
+        memory = f"{row['rss_ratio']:.1f}x" if "rss_ratio" in row else "-"
+        line = (
+            f"| W{w} | {ours['in']:.2f} | {peer_run} | {in_ratio:.1f}x | {ours['whole']:.1f} | "
+            f"{peer_run + peer_decode:.1f} | {whole_ratio:.1f}x | {load} | {memory} |"
+        )
         if args.baseline:
-            row += f" {runs['ours'] / runs['baseline']:.2f} |"
-        print(row)
-    for name, _ in binaries:
-        print(f"\n{name}: start-up with an empty data object {start[name]:.2f} ms", file=sys.stderr)
+            line += f" {row['baseline']['in']:.2f} | {row['baseline']['whole']:.1f} |"
+        print(line)
+    print(
+        f"\nGeometric mean of the ratios: in process {geomean(in_ratios):.1f}x, "
+        f"whole process {geomean(whole_ratios):.1f}x. Start-up with an empty data "
+        f"object: {start['ours']:.2f} ms."
+    )
 
 
 if __name__ == "__main__":
