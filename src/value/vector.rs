@@ -38,7 +38,8 @@ enum Repr {
     Small(Vec<Value>),
     /// More than `SMALL_MAX` items, shared by clones.
     Flat(Arc<Flat>),
-    Tree(Tree),
+    /// Boxed, so that a vector (in its `Arc`) is 32 bytes, not 64.
+    Tree(Box<Tree>),
 }
 
 /// A large array, and the persistent twin of it made on first need.
@@ -181,7 +182,7 @@ impl Vector {
             },
         };
         if let Some(tree) = tree {
-            self.0 = Repr::Tree(tree);
+            self.0 = Repr::Tree(Box::new(tree));
         }
         match &mut self.0 {
             Repr::Tree(t) => t,
@@ -267,7 +268,7 @@ impl Vector {
         if fits_small || grows_flat {
             self.array_mut().expect("checked").extend(other);
         } else if let Repr::Tree(o) = other.0 {
-            self.tree().append(o);
+            self.tree().append(*o);
         } else {
             self.tree().extend(other);
         }
@@ -283,8 +284,8 @@ impl Vector {
                 Vector(Repr::Small(self.iter().take(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => Vector(Repr::Tree(f.persistent().take(count))),
-            Repr::Tree(t) => Vector(Repr::Tree(t.take(count))),
+            Repr::Flat(f) => Vector(Repr::Tree(Box::new(f.persistent().take(count)))),
+            Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.take(count)))),
         }
     }
 
@@ -299,8 +300,8 @@ impl Vector {
                 Vector(Repr::Small(self.iter().skip(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => Vector(Repr::Tree(f.persistent().skip(count))),
-            Repr::Tree(t) => Vector(Repr::Tree(t.skip(count))),
+            Repr::Flat(f) => Vector(Repr::Tree(Box::new(f.persistent().skip(count)))),
+            Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.skip(count)))),
         }
     }
 
@@ -414,7 +415,7 @@ impl IntoIterator for Vector {
                     next: 0,
                 }),
             },
-            Repr::Tree(t) => IntoIter(Owned::Tree(t.into_iter())),
+            Repr::Tree(t) => IntoIter(Owned::Tree((*t).into_iter())),
         }
     }
 }
