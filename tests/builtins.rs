@@ -1039,3 +1039,22 @@ fn set_algebra_on_large_and_small_sets() {
         assert_eq!(crate::util::printed(&v), expected, "{program}");
     }
 }
+
+/// As in Java (so Clojure), `\d`, `\w` and `\s` are ASCII classes: an
+/// Arabic-Indic digit is not a digit, `é` is not a word character and a
+/// no-break space is not white space.
+#[test]
+fn regex_shorthand_classes_are_ascii_as_in_java() {
+    assert_eval!("(re-find #\"\\d+\" \"\u{663}\u{664}5\")", "\"5\"");
+    assert_eval!(
+        "(re-seq #\"\\w+\" \"h\u{e9}llo w\u{f6}rld\")",
+        "[\"h\" \"llo\" \"w\" \"rld\"]"
+    );
+    assert_eval!("(re-find #\"\\W\" \"\u{e9}\")", "\"\u{e9}\"");
+    assert_eval!("(count (split \"a\u{a0}b c\" #\"\\s\"))", "2");
+    assert_eval!("(re-matches #\"[\\d.]+\" \"1.5\")", "\"1.5\"");
+    assert_eval!("(re-find #\"[^\\s,]+\" \" ,ab c\")", "\"ab\"");
+    assert_eval!("(re-find #\"\\\\d\" \"1\\\\d\")", "\"\\\\d\"");
+    // Errors name the pattern as written.
+    assert_fails!("(re-pattern \"(\\\\d\")", "Invalid regex `(\\d`");
+}

@@ -20,6 +20,7 @@ mod math;
 mod predicates;
 mod reference;
 mod regex;
+mod regex_ascii;
 mod sequences;
 mod sets;
 mod strings;

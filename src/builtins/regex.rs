@@ -39,8 +39,8 @@ const CACHE_ENTRIES: usize = 256;
 
 /// The compiled regex for `source`, built once per process while the cache
 /// has room: agent loops run the same patterns turn after turn, and
-/// compiling one (Unicode classes such as `\w` build large automata) can
-/// cost more than the searches that use it. A full cache starts over.
+/// compiling one can cost more than the searches that use it. A full
+/// cache starts over.
 fn cached(
     source: &str,
     build: impl FnOnce(&str) -> Result<Arc<Regex>, Error>,
@@ -70,13 +70,19 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
             .build()
             .map_err(|e| Error::execution(format!("Invalid regex `{source}`: {e}")))
     };
-    let regex = build(source)?;
+    // Java's (so Clojure's) `\d \w \s` are ASCII; errors are reported
+    // against the pattern as written.
+    let pattern = super::regex_ascii::ascii_classes(source);
+    let regex = match build(&pattern) {
+        Ok(r) => r,
+        Err(e) => return Err(build(source).err().unwrap_or(e)),
+    };
     // A pattern the linear-time engine accepts is searched by it (fast,
     // no backtracking); any other is searched position by position.
-    let stepped = if regex_syntax::Parser::new().parse(source).is_ok() {
+    let stepped = if regex_syntax::Parser::new().parse(&pattern).is_ok() {
         None
     } else {
-        Some(build(&format!("\\G(?:{source})"))?)
+        Some(build(&format!("\\G(?:{pattern})"))?)
     };
     Ok(Arc::new(Regex {
         source: source.to_string(),
