@@ -13,6 +13,9 @@ use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use std::sync::Arc;
+
+use super::map::Shape;
 use super::{ArcStr, Map, Value};
 use crate::error::{Error, ErrorKind};
 
@@ -106,6 +109,8 @@ struct Reader<'t> {
     /// Recently read short strings, by [`short_string_slot`]: a direct-mapped
     /// cache, so a load keeps at most [`STRING_SLOTS`] of them alive.
     strings: Vec<Option<ArcStr>>,
+    /// Key lists of recent objects, shared by the objects that repeat them.
+    shapes: Vec<Arc<Shape>>,
     /// The number of keys of the object read last (at most
     /// [`SHAPE_POSITIONS`]), to size the next one.
     last_object_len: usize,
@@ -135,6 +140,7 @@ impl<'t> Reader<'t> {
             keys: HashMap::default(),
             by_position: Vec::new(),
             strings: vec![None; STRING_SLOTS],
+            shapes: Vec::new(),
             last_object_len: 0,
             prefix: prefix.to_string(),
             max_items,
@@ -166,6 +172,41 @@ impl<'t> Reader<'t> {
             self.by_position.push(interned.clone());
         }
         interned
+    }
+
+    /// The map of an object's distinct `keys` and their `values`: small
+    /// objects share the key list of earlier objects with the same keys
+    /// in the same order (most objects of an array).
+    fn map_of(&mut self, keys: &[ArcStr], values: Vec<Value>) -> Map {
+        if keys.is_empty() || keys.len() > SHAPED_KEYS {
+            let entries = keys
+                .iter()
+                .cloned()
+                .map(Value::Keyword)
+                .zip(values)
+                .collect();
+            return Map::from_distinct(entries);
+        }
+        let same = |shape: &Shape| {
+            shape.keys().len() == keys.len()
+                && shape
+                    .keys()
+                    .iter()
+                    .zip(keys)
+                    .all(|(a, b)| matches!(a, Value::Keyword(a) if ArcStr::ptr_eq(a, b)))
+        };
+        let shape = match self.shapes.iter().rposition(|s| same(s)) {
+            Some(i) => self.shapes[i].clone(),
+            None => {
+                let shape = Shape::new(keys.iter().cloned().map(Value::Keyword).collect());
+                if self.shapes.len() == SHAPES_KEPT {
+                    self.shapes.remove(0);
+                }
+                self.shapes.push(shape.clone());
+                shape
+            }
+        };
+        Map::from_shape(shape, values)
     }
 
     /// Record a broken rule; the returned error unwinds the parse.
@@ -402,10 +443,11 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let reader = self.0;
         // Objects of one shape follow one another: size for the last one.
-        let mut entries: Vec<(Value, Value)> = Vec::with_capacity(reader.last_object_len);
+        let mut keys: smallvec::SmallVec<[ArcStr; SHAPED_KEYS]> = smallvec::SmallVec::new();
+        let mut values: Vec<Value> = Vec::with_capacity(reader.last_object_len);
         let mut index = rustc_hash::FxHashMap::default();
         loop {
-            let position = entries.len();
+            let position = keys.len();
             let Some(key) = map.next_key_seed(Key { reader, position })? else {
                 break;
             };
@@ -417,24 +459,25 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 }
             };
             // Keys are interned: equal keys are the same allocation.
-            let repeated = index_of(&entries, &mut index, &key);
+            let repeated = index_of(&keys, &mut index, &key);
             match repeated {
                 // A repeated key keeps its first position and its last value.
-                Some(i) => entries[i].1 = value,
-                None if entries.len() == reader.max_items => {
+                Some(i) => values[i] = value,
+                None if keys.len() == reader.max_items => {
                     return Err(reader.over_limit("an object", "keys"));
                 }
                 None => {
-                    if !index.is_empty() || entries.len() == SCAN_LIMIT {
-                        index_all(&entries, &mut index);
-                        index.insert(key.as_ptr() as usize, entries.len());
+                    if !index.is_empty() || keys.len() == SCAN_LIMIT {
+                        index_all(&keys, &mut index);
+                        index.insert(key.as_ptr() as usize, keys.len());
                     }
-                    entries.push((Value::Keyword(key), value));
+                    keys.push(key);
+                    values.push(value);
                 }
             }
         }
-        reader.last_object_len = entries.len().min(SHAPE_POSITIONS);
-        Ok(Value::map(Map::from_distinct(entries)))
+        reader.last_object_len = keys.len().min(SHAPE_POSITIONS);
+        Ok(Value::map(reader.map_of(&keys, values)))
     }
 }
 
@@ -524,32 +567,32 @@ const SHAPE_POSITIONS: usize = 32;
 /// an index of the keys' addresses.
 const SCAN_LIMIT: usize = 16;
 
-/// Where `key` is among `entries` (interned keys: equal keys are the same
+/// Where `key` is among `keys` (interned: equal keys are the same
 /// allocation).
 fn index_of(
-    entries: &[(Value, Value)],
+    keys: &[ArcStr],
     index: &mut rustc_hash::FxHashMap<usize, usize>,
     key: &ArcStr,
 ) -> Option<usize> {
     if !index.is_empty() {
         return index.get(&(key.as_ptr() as usize)).copied();
     }
-    entries.iter().position(|(k, _)| match k {
-        Value::Keyword(k) => ArcStr::ptr_eq(k, key),
-        _ => false,
-    })
+    keys.iter().position(|k| ArcStr::ptr_eq(k, key))
 }
 
-/// Index the keys of `entries` once the scan would be too long.
-fn index_all(entries: &[(Value, Value)], index: &mut rustc_hash::FxHashMap<usize, usize>) {
+/// Index `keys` once the scan would be too long.
+fn index_all(keys: &[ArcStr], index: &mut rustc_hash::FxHashMap<usize, usize>) {
     if index.is_empty() {
-        for (i, (k, _)) in entries.iter().enumerate() {
-            if let Value::Keyword(k) = k {
-                index.insert(k.as_ptr() as usize, i);
-            }
+        for (i, k) in keys.iter().enumerate() {
+            index.insert(k.as_ptr() as usize, i);
         }
     }
 }
+
+/// Objects with at most this many keys share their key list ([`Shape`]).
+const SHAPED_KEYS: usize = 8;
+/// Shapes a load remembers; the oldest is forgotten first.
+const SHAPES_KEPT: usize = 32;
 
 #[cfg(test)]
 mod tests {

@@ -5,6 +5,12 @@
 //! their field order); the ninth entry turns it into a hash map, whose
 //! order is fixed by the deterministic hasher but otherwise arbitrary.
 //!
+//! Small maps read from JSON share their keys: the objects of an array
+//! usually have the same keys in the same order, so each such map holds
+//! only its values and a reference to the shared key list (its `Shape`),
+//! half the memory of key-value pairs. The first change that adds or
+//! removes a key turns it into a plain ordered list.
+//!
 //! As with sets (`set.rs`), a large map starts as a flat hash table that
 //! its single owner fills in place (`frequencies`, `group-by`, `zipmap`,
 //! `into`, JSON objects), and the first change through a shared one
@@ -27,8 +33,43 @@ pub struct Map {
 #[derive(Clone, Debug)]
 enum Repr {
     Array(Vec<(Value, Value)>),
+    /// Values in the order of their shape's keys (at most
+    /// `ARRAY_MAP_LIMIT`, distinct).
+    Shaped(Arc<Shape>, Box<[Value]>),
     Flat(Arc<Flat>),
     Hash(HashMap),
+}
+
+/// The keys of maps that share them, in order.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    keys: Box<[Value]>,
+}
+
+impl Shape {
+    /// A shape of at most eight distinct keys.
+    pub(crate) fn new(keys: Vec<Value>) -> Arc<Shape> {
+        debug_assert!(keys.len() <= ARRAY_MAP_LIMIT);
+        Arc::new(Shape {
+            keys: keys.into_boxed_slice(),
+        })
+    }
+
+    pub(crate) fn keys(&self) -> &[Value] {
+        &self.keys
+    }
+
+    /// Where `key` is among the keys: keywords are interned, so a pointer
+    /// comparison finds most.
+    fn position(&self, key: &Value) -> Option<usize> {
+        if let Value::Keyword(name) = key {
+            let same = |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
+            if let Some(i) = self.keys.iter().position(same) {
+                return Some(i);
+            }
+        }
+        self.keys.iter().position(|k| k == key)
+    }
 }
 
 /// A hash table, and the persistent twin of it made on first need.
@@ -79,6 +120,14 @@ impl Map {
         }
     }
 
+    /// A map with `shape`'s keys and `values` in their order (as many).
+    pub(crate) fn from_shape(shape: Arc<Shape>, values: Vec<Value>) -> Self {
+        debug_assert_eq!(shape.keys.len(), values.len());
+        Map {
+            repr: Repr::Shaped(shape, values.into_boxed_slice()),
+        }
+    }
+
     /// A map of `entries` whose keys are known to be distinct (no
     /// duplicate check), in their order while small.
     pub(crate) fn from_distinct(entries: Vec<(Value, Value)>) -> Self {
@@ -98,6 +147,7 @@ impl Map {
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),
+            Repr::Shaped(_, values) => values.len(),
             Repr::Flat(f) => f.table.len(),
             Repr::Hash(h) => h.len(),
         }
@@ -110,7 +160,7 @@ impl Map {
     /// True when [`Map::iter`] gives the entries in insertion order (a
     /// small map); false when the order is the hasher's.
     pub fn keeps_insertion_order(&self) -> bool {
-        matches!(self.repr, Repr::Array(_))
+        matches!(self.repr, Repr::Array(_) | Repr::Shaped(..))
     }
 
     pub fn get(&self, key: &Value) -> Option<&Value> {
@@ -126,6 +176,7 @@ impl Map {
                 }
                 v.iter().find(|(k, _)| k == key).map(|(_, v)| v)
             }
+            Repr::Shaped(shape, values) => shape.position(key).map(|i| &values[i]),
             Repr::Flat(f) => f.table.get(key),
             Repr::Hash(h) => h.get(key),
         }
@@ -166,6 +217,15 @@ impl Map {
 
     /// Insert or replace in place. A replaced key keeps its position.
     pub fn insert(&mut self, key: Value, value: Value) {
+        if let Repr::Shaped(shape, values) = &mut self.repr {
+            match shape.position(&key) {
+                Some(i) => {
+                    values[i] = value;
+                    return;
+                }
+                None => self.unshape(),
+            }
+        }
         match &mut self.repr {
             Repr::Array(v) => {
                 if let Some(slot) = v.iter_mut().find(|(k, _)| *k == key) {
@@ -194,10 +254,17 @@ impl Map {
             Repr::Hash(h) => {
                 h.insert(key, value);
             }
+            Repr::Shaped(..) => unreachable!("unshaped above"),
         }
     }
 
     pub fn remove(&mut self, key: &Value) {
+        if let Repr::Shaped(shape, _) = &self.repr {
+            if shape.position(key).is_none() {
+                return;
+            }
+            self.unshape();
+        }
         match &mut self.repr {
             Repr::Array(v) => v.retain(|(k, _)| k != key),
             Repr::Flat(f) => match Arc::get_mut(f) {
@@ -217,6 +284,16 @@ impl Map {
             Repr::Hash(h) => {
                 h.remove(key);
             }
+            Repr::Shaped(..) => unreachable!("unshaped above"),
+        }
+    }
+
+    /// Turn a shaped map into a plain ordered list of its entries.
+    fn unshape(&mut self) {
+        if let Repr::Shaped(shape, values) = &mut self.repr {
+            let values = std::mem::take(values);
+            let entries = shape.keys.iter().cloned().zip(values.into_vec()).collect();
+            self.repr = Repr::Array(entries);
         }
     }
 
@@ -236,6 +313,7 @@ impl Map {
     pub fn iter(&self) -> MapIter<'_> {
         match &self.repr {
             Repr::Array(v) => MapIter::Array(v.iter()),
+            Repr::Shaped(shape, values) => MapIter::Shaped(shape.keys.iter().zip(values.iter())),
             Repr::Flat(f) => MapIter::Flat(f.table.iter()),
             Repr::Hash(h) => MapIter::Hash(h.iter()),
         }
@@ -259,6 +337,7 @@ impl Map {
 
 pub enum MapIter<'a> {
     Array(std::slice::Iter<'a, (Value, Value)>),
+    Shaped(std::iter::Zip<std::slice::Iter<'a, Value>, std::slice::Iter<'a, Value>>),
     Flat(std::collections::hash_map::Iter<'a, Value, Value>),
     Hash(imbl::hashmap::Iter<'a, Value, Value, imbl::shared_ptr::DefaultSharedPtr>),
 }
@@ -269,6 +348,7 @@ impl<'a> Iterator for MapIter<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             MapIter::Array(it) => it.next().map(|(k, v)| (k, v)),
+            MapIter::Shaped(it) => it.next(),
             MapIter::Flat(it) => it.next(),
             MapIter::Hash(it) => it.next(),
         }
@@ -277,6 +357,7 @@ impl<'a> Iterator for MapIter<'a> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         match self {
             MapIter::Array(it) => it.size_hint(),
+            MapIter::Shaped(it) => it.size_hint(),
             MapIter::Flat(it) => it.size_hint(),
             MapIter::Hash(it) => it.size_hint(),
         }
@@ -305,6 +386,39 @@ mod tests {
 
     fn squares(n: i64) -> Map {
         (0..n).map(|i| (Value::Int(i), Value::Int(i * i))).collect()
+    }
+
+    #[test]
+    fn shaped_maps_read_change_and_compare_like_ordered_ones() {
+        let shape = Shape::new(vec![Value::keyword("a"), Value::keyword("b")]);
+        let m = Map::from_shape(shape.clone(), vec![Value::Int(1), Value::Int(2)]);
+        let other = Map::from_shape(shape, vec![Value::Int(1), Value::Int(2)]);
+        let plain: Map = [
+            (Value::keyword("a"), Value::Int(1)),
+            (Value::keyword("b"), Value::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(m, plain);
+        assert_eq!(m, other);
+        assert_eq!(m.unordered_hash(), plain.unordered_hash());
+        assert!(m.keeps_insertion_order());
+        assert_eq!(m.get(&Value::keyword("b")), Some(&Value::Int(2)));
+        assert_eq!(m.get(&Value::str("b")), None);
+        let replaced = m.assoc(Value::keyword("a"), Value::Nil);
+        assert!(matches!(replaced.repr, Repr::Shaped(..)));
+        assert_eq!(replaced.get(&Value::keyword("a")), Some(&Value::Nil));
+        let added = m.assoc(Value::keyword("c"), Value::Int(3));
+        let keys: Vec<String> = added.keys().map(crate::value::pr_str).collect();
+        assert_eq!(keys, [":a", ":b", ":c"]);
+        let removed = m.dissoc(&Value::keyword("a"));
+        assert_eq!(removed.len(), 1);
+        assert_eq!(m.dissoc(&Value::keyword("zz")), m);
+        assert_eq!(
+            m.get(&Value::keyword("a")),
+            Some(&Value::Int(1)),
+            "original unchanged"
+        );
     }
 
     #[test]
