@@ -7,6 +7,7 @@ use crate::error::Span;
 use crate::value::{ArcStr, Value};
 
 use super::pattern::Pattern;
+use super::prim::PrimOp;
 
 /// A node of the analyzed program.
 #[derive(Debug)]
@@ -37,6 +38,9 @@ pub(crate) enum Expr {
     Call(Box<Call>),
     /// A call whose function is a builtin known at analysis time.
     CallNative(Box<NativeCall>),
+    /// A call of an arithmetic or comparison builtin computed in place on
+    /// integers (see `super::prim`).
+    Prim(Box<PrimCall>),
     CallTool(Box<ToolCall>),
     Def(Box<Def>),
     And(Vec<Expr>),
@@ -74,6 +78,16 @@ pub(crate) struct Call {
 
 #[derive(Debug)]
 pub(crate) struct NativeCall {
+    pub id: u16,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+/// A builtin call with an inline integer form: `args` has one to three
+/// items, as `op` allows; `id` is the builtin for everything else.
+#[derive(Debug)]
+pub(crate) struct PrimCall {
+    pub op: PrimOp,
     pub id: u16,
     pub args: Vec<Expr>,
     pub span: Span,

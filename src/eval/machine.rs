@@ -15,7 +15,7 @@ use crate::error::{suggest, Error, ErrorKind, Span};
 use crate::meter::{self, Meter};
 use crate::value::{pr_str, ArcStr, Function, FunctionKind, Map, Set, Value};
 
-use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, ToolName};
+use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, PrimCall, ToolName};
 use super::host::{Definition, Globals, Host, ToolContext};
 use super::limits::Limits;
 use super::pattern::Pattern;
@@ -476,6 +476,7 @@ impl<'h> Interp<'h> {
             Expr::CallNative(call) => self
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
                 .map_err(|e| with_span(e, call.span)),
+            Expr::Prim(call) => self.eval_prim(call, f),
             Expr::Call(call) => {
                 let func = self.eval(&call.func, f)?;
                 self.with_args(&call.args, f, |this, args| this.call(&func, args))
@@ -552,6 +553,73 @@ impl<'h> Interp<'h> {
                 call(self, &values)
             }
         }
+    }
+
+    /// An arithmetic or comparison builtin: integers in place, anything
+    /// else (and an overflow) through the builtin with the same values.
+    /// Errors, also those of the arguments, carry the call's location, as
+    /// for any builtin call.
+    #[inline(always)]
+    fn eval_prim(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult {
+        self.prim_values(call, f)
+            .map_err(|e| with_span(e, call.span))
+    }
+
+    #[inline(always)]
+    fn prim_values(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult {
+        match call.args.as_slice() {
+            [a] => {
+                let x = self.eval(a, f)?;
+                if let Value::Int(i) = x {
+                    if let Some(n) = call.op.int1(i) {
+                        std::mem::forget(x);
+                        return Ok(Value::Int(n));
+                    }
+                }
+                self.prim_fallback(call, &[x])
+            }
+            [a, b] => {
+                let x = self.eval(a, f)?;
+                let y = self.eval(b, f)?;
+                if let (Value::Int(i), Value::Int(j)) = (&x, &y) {
+                    let (i, j) = (*i, *j);
+                    let done = if call.op.is_comparison() {
+                        call.op.compare(i, j).map(Value::Bool)
+                    } else {
+                        call.op.arith(i, j).map(Value::Int)
+                    };
+                    if let Some(v) = done {
+                        // Integers: nothing to drop.
+                        std::mem::forget(x);
+                        std::mem::forget(y);
+                        return Ok(v);
+                    }
+                }
+                self.prim_fallback(call, &[x, y])
+            }
+            [a, b, c] => {
+                let x = self.eval(a, f)?;
+                let y = self.eval(b, f)?;
+                let z = self.eval(c, f)?;
+                if let (Value::Int(i), Value::Int(j), Value::Int(k)) = (&x, &y, &z) {
+                    let (i, j, k) = (*i, *j, *k);
+                    if let Some(n) = call.op.arith(i, j).and_then(|ij| call.op.arith(ij, k)) {
+                        std::mem::forget(x);
+                        std::mem::forget(y);
+                        std::mem::forget(z);
+                        return Ok(Value::Int(n));
+                    }
+                }
+                self.prim_fallback(call, &[x, y, z])
+            }
+            args => self.with_args(args, f, |this, args| this.call_native(call.id, args)),
+        }
+    }
+
+    /// A call of `Expr::Prim` that has no inline result: the builtin's.
+    #[inline(never)]
+    fn prim_fallback(&mut self, call: &PrimCall, args: &[Value]) -> EvalResult {
+        self.call_native(call.id, args)
     }
 
     // The less frequent nodes live in their own functions so that the

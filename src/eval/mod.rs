@@ -10,6 +10,7 @@ mod host;
 mod limits;
 mod machine;
 mod pattern;
+mod prim;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;

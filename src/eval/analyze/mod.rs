@@ -19,8 +19,9 @@ use crate::reader::{Form, FormKind};
 use crate::value::{ArcStr, Map, Set, Value};
 
 use super::expr::{
-    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, ToolCall, ToolName,
+    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, ToolCall, ToolName,
 };
+use super::prim::PrimOp;
 
 /// Namespaces whose functions are our builtins under their plain names.
 pub(crate) const CLOJURE_NAMESPACES: &[&str] = &[
@@ -548,6 +549,14 @@ impl Analyzer {
             };
             if n.name == "take" {
                 self.take_of_range(&mut call);
+            }
+            if let Some(op) = PrimOp::of_call(n.name, call.args.len()) {
+                return Expr::Prim(Box::new(PrimCall {
+                    op,
+                    id: call.id,
+                    args: call.args,
+                    span,
+                }));
             }
             return Expr::CallNative(Box::new(call));
         }
