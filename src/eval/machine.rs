@@ -28,20 +28,30 @@ const RED_ZONE: usize = 512 * 1024;
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Non-local control flow. Private to the evaluator and builtins; never
-/// part of the public error type.
+/// part of the public error type. One word (`Recur` is the null
+/// pointer), so an `EvalResult` of a value is two words and is returned
+/// in registers.
 #[derive(Debug)]
 pub(crate) enum Flow {
-    Error(Box<Error>),
     /// The new values are in `Interp::recur_values`, which keeps this
     /// type (and every `EvalResult`) small.
     Recur,
+    /// An error, `return` or `fail`: rare, so boxed.
+    Stop(Box<Stop>),
+}
+
+/// What ends evaluation other than `recur`.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Error(Error),
     Return(Value),
     Fail(Value),
 }
 
 impl From<Error> for Flow {
+    #[cold]
     fn from(e: Error) -> Self {
-        Flow::Error(Box::new(e))
+        Flow::Stop(Box::new(Stop::Error(e)))
     }
 }
 
@@ -516,8 +526,8 @@ impl<'h> Interp<'h> {
                     Value::Nil
                 })
             }
-            Expr::Return(e) => Err(Flow::Return(self.eval(e, f)?)),
-            Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
+            Expr::Return(e) => Err(Flow::Stop(Box::new(Stop::Return(self.eval(e, f)?)))),
+            Expr::Fail(e) => Err(Flow::Stop(Box::new(Stop::Fail(self.eval(e, f)?)))),
         }
     }
 
@@ -1268,7 +1278,12 @@ fn note_return(values: &mut Vec<Value>, value: &Value) {
 
 fn reword(flow: Flow, index: usize, index_error: &impl Fn(usize, Error) -> Error) -> Flow {
     match flow {
-        Flow::Error(e) => Flow::Error(Box::new(index_error(index, *e))),
+        Flow::Stop(mut stop) => {
+            if let Stop::Error(e) = *stop {
+                *stop = Stop::Error(index_error(index, e));
+            }
+            Flow::Stop(stop)
+        }
         other => other,
     }
 }
@@ -1281,7 +1296,12 @@ fn tool_value(name: &str) -> Value {
 
 fn with_span(flow: Flow, span: Span) -> Flow {
     match flow {
-        Flow::Error(e) => Flow::Error(Box::new(e.with_span(span))),
+        Flow::Stop(mut stop) => {
+            if let Stop::Error(e) = *stop {
+                *stop = Stop::Error(e.with_span(span));
+            }
+            Flow::Stop(stop)
+        }
         other => other,
     }
 }
@@ -1343,5 +1363,16 @@ pub(crate) fn data_reference(name: &str) -> String {
         format!("`data/{name}`")
     } else {
         format!("`(data {})`", crate::value::pr_str(&Value::str(name)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_eval_result_is_two_words() {
+        // Returned in registers; a larger result goes through memory on
+        // every node evaluated.
+        assert_eq!(std::mem::size_of::<super::Flow>(), 8);
+        assert_eq!(std::mem::size_of::<super::EvalResult>(), 16);
     }
 }
