@@ -33,7 +33,7 @@ pub(crate) enum Expr {
     Do(Vec<Expr>),
     Let(Box<Let>),
     Loop(Box<Let>),
-    Recur(Vec<Expr>),
+    Recur(Box<Recur>),
     Lambda(Arc<Lambda>),
     Call(Box<Call>),
     /// A call whose function is a builtin known at analysis time.
@@ -67,6 +67,16 @@ pub(crate) struct GlobalRef {
 pub(crate) struct Let {
     pub bindings: Vec<(Pattern, Expr)>,
     pub body: Expr,
+}
+
+/// `recur` in tail position of its `loop` or `fn` arity.
+#[derive(Debug)]
+pub(crate) struct Recur {
+    pub args: Vec<Expr>,
+    /// The target's frame slot for each value, when all its bindings are
+    /// plain names: the values are stored there directly. Otherwise they
+    /// go to the target through `Interp::recur_values`.
+    pub slots: Option<Vec<u32>>,
 }
 
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use crate::error::{suggest, Error, ErrorKind, Span};
 use crate::meter::{self, Meter};
 use crate::value::{pr_str, ArcStr, Function, FunctionKind, Map, Set, Value};
 
-use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, PrimCall, ToolName};
+use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, PrimCall, Recur, ToolName};
 use super::host::{Definition, Globals, Host, ToolContext};
 use super::limits::Limits;
 use super::pattern::Pattern;
@@ -437,8 +437,8 @@ impl<'h> Interp<'h> {
     fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
             Expr::Const(v) => Ok(v.clone()),
-            Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
-            Expr::Capture(i) => Ok(f.captures[*i as usize].clone()),
+            Expr::Local(slot) => Ok(dup(&self.stack[f.base + *slot as usize])),
+            Expr::Capture(i) => Ok(dup(&f.captures[*i as usize])),
             Expr::Global(g) => match g.builtin {
                 // A shadowed builtin, while no definition exists.
                 Some(native) if self.globals.get(&g.name).is_none() => Ok(Value::Native(native)),
@@ -474,14 +474,7 @@ impl<'h> Interp<'h> {
                 self.eval(&node.body, f)
             }
             Expr::Loop(node) => self.eval_loop(node, f),
-            Expr::Recur(args) => {
-                let mut values = SmallVec::with_capacity(args.len());
-                for a in args {
-                    values.push(self.eval(a, f)?);
-                }
-                self.recur_values = values;
-                Err(Flow::Recur)
-            }
+            Expr::Recur(node) => self.eval_recur(node, f),
             Expr::Lambda(lambda) => Ok(self.make_closure(lambda, f)),
             Expr::CallNative(call) => self
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
@@ -563,6 +556,46 @@ impl<'h> Interp<'h> {
                 call(self, &values)
             }
         }
+    }
+
+    /// `recur`: the new values, all evaluated before any is stored, go
+    /// straight to their slots or, for destructuring bindings, to
+    /// `recur_values`.
+    #[inline(always)]
+    fn eval_recur(&mut self, node: &Recur, f: Frame<'_>) -> EvalResult {
+        match (node.args.as_slice(), node.slots.as_deref()) {
+            ([a], Some([s])) => {
+                let x = self.eval(a, f)?;
+                self.set_local(f.base + *s as usize, x);
+            }
+            ([a, b], Some([s, t])) => {
+                let x = self.eval(a, f)?;
+                let y = self.eval(b, f)?;
+                self.set_local(f.base + *s as usize, x);
+                self.set_local(f.base + *t as usize, y);
+            }
+            (args, slots) => {
+                let mut values: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    values.push(self.eval(a, f)?);
+                }
+                match slots {
+                    Some(slots) => {
+                        for (s, v) in slots.iter().zip(values) {
+                            self.set_local(f.base + *s as usize, v);
+                        }
+                    }
+                    None => self.recur_values = values,
+                }
+            }
+        }
+        Err(Flow::Recur)
+    }
+
+    /// Store `value` in the frame slot at `index` of the stack.
+    #[inline(always)]
+    fn set_local(&mut self, index: usize, value: Value) {
+        release(std::mem::replace(&mut self.stack[index], value));
     }
 
     /// An arithmetic or comparison builtin: integers in place, anything
@@ -675,9 +708,12 @@ impl<'h> Interp<'h> {
             match self.eval(&node.body, f) {
                 Err(Flow::Recur) => {
                     self.tick()?;
-                    let values = std::mem::take(&mut self.recur_values);
-                    for ((pattern, _), v) in node.bindings.iter().zip(values) {
-                        self.bind(pattern, v, f)?;
+                    // Empty when `recur` stored its values itself.
+                    if !self.recur_values.is_empty() {
+                        let values = std::mem::take(&mut self.recur_values);
+                        for ((pattern, _), v) in node.bindings.iter().zip(values) {
+                            self.bind(pattern, v, f)?;
+                        }
                     }
                 }
                 other => return other,
@@ -834,7 +870,18 @@ impl<'h> Interp<'h> {
     }
 
     /// Destructure `value` into the slots of `pattern`.
+    #[inline(always)]
     fn bind(&mut self, pattern: &Pattern, value: Value, f: Frame<'_>) -> EvalResult<()> {
+        match pattern {
+            Pattern::Bind(slot) => {
+                self.set_local(f.base + *slot as usize, value);
+                Ok(())
+            }
+            _ => self.destructure(pattern, value, f),
+        }
+    }
+
+    fn destructure(&mut self, pattern: &Pattern, value: Value, f: Frame<'_>) -> EvalResult<()> {
         match pattern {
             Pattern::Bind(slot) => {
                 self.stack[f.base + *slot as usize] = value;
@@ -1055,9 +1102,12 @@ impl<'h> Interp<'h> {
             match self.eval(&arity.body, f) {
                 Err(Flow::Recur) => {
                     self.tick()?;
-                    // `recur` passes the rest parameter as one value.
-                    let values = std::mem::take(&mut self.recur_values);
-                    self.bind_recur(arity, values, f)?;
+                    // Empty when `recur` stored its values itself.
+                    if !self.recur_values.is_empty() {
+                        // `recur` passes the rest parameter as one value.
+                        let values = std::mem::take(&mut self.recur_values);
+                        self.bind_recur(arity, values, f)?;
+                    }
                 }
                 other => return other,
             }
@@ -1253,6 +1303,33 @@ impl<'h> Interp<'h> {
                 .into()
             }
         })
+    }
+}
+
+/// A copy of `v`: scalars inline, anything else through `Clone` (a
+/// reference count).
+#[inline(always)]
+fn dup(v: &Value) -> Value {
+    match v {
+        Value::Nil => Value::Nil,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Native(n) => Value::Native(n),
+        _ => v.clone(),
+    }
+}
+
+/// Drop `v`; a scalar, which owns nothing, without a call.
+#[inline(always)]
+fn release(v: Value) {
+    if matches!(
+        v,
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Native(_)
+    ) {
+        std::mem::forget(v);
+    } else {
+        drop(v);
     }
 }
 

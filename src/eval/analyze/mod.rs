@@ -21,6 +21,7 @@ use crate::value::{ArcStr, Map, Set, Value};
 use super::expr::{
     Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, ToolCall, ToolName,
 };
+use super::pattern::Pattern;
 use super::prim::PrimOp;
 
 /// Namespaces whose functions are our builtins under their plain names.
@@ -146,8 +147,34 @@ struct FnScope {
     next_slot: u32,
     frame_size: u32,
     captures: Vec<(ArcStr, CaptureFrom)>,
-    /// Number of values `recur` must pass here, when `recur` is allowed.
-    recur_arity: Option<usize>,
+    /// What `recur` rebinds here, when `recur` is allowed.
+    recur: Option<RecurTarget>,
+}
+
+/// The bindings of a `loop` or the parameters of a `fn` arity, as `recur`
+/// sees them.
+#[derive(Clone)]
+pub(super) struct RecurTarget {
+    /// Number of values `recur` must pass.
+    pub arity: usize,
+    /// The frame slot of each value when every binding is a plain name:
+    /// `recur` then stores its values there itself.
+    pub slots: Option<Vec<u32>>,
+}
+
+impl RecurTarget {
+    pub(super) fn of<'p>(patterns: impl Iterator<Item = &'p Pattern>) -> RecurTarget {
+        let slots: Vec<Option<u32>> = patterns
+            .map(|p| match p {
+                Pattern::Bind(slot) => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        RecurTarget {
+            arity: slots.len(),
+            slots: slots.into_iter().collect(),
+        }
+    }
 }
 
 enum LocalRef {
@@ -633,10 +660,10 @@ impl Analyzer {
                 patterns.push(self.pattern(p)?);
             }
             let rest = rest.map(|r| self.pattern(r)).transpose()?;
-            let arity_count = patterns.len() + usize::from(rest.is_some());
-            let saved = self.scope().recur_arity.replace(arity_count);
+            let target = RecurTarget::of(patterns.iter().chain(rest.as_ref()));
+            let saved = self.scope().recur.replace(target);
             let body = self.body(body, true);
-            self.scope().recur_arity = saved;
+            self.scope().recur = saved;
             let body = body?;
             let frame_size = self.scope().frame_size;
             out.push((
