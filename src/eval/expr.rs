@@ -36,6 +36,9 @@ pub(crate) enum Expr {
     Recur(Box<Recur>),
     Lambda(Arc<Lambda>),
     Call(Box<Call>),
+    /// A named `fn` calling itself by its name: the running function,
+    /// with no value to look up.
+    CallSelf(Box<SelfCall>),
     /// A call whose function is a builtin known at analysis time.
     CallNative(Box<NativeCall>),
     /// A call of an arithmetic or comparison builtin computed in place on
@@ -82,6 +85,12 @@ pub(crate) struct Recur {
 #[derive(Debug)]
 pub(crate) struct Call {
     pub func: Expr,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub(crate) struct SelfCall {
     pub args: Vec<Expr>,
     pub span: Span,
 }

@@ -67,6 +67,9 @@ pub(crate) struct ClosureCode {
 struct Frame<'a> {
     base: usize,
     captures: &'a [Value],
+    /// The function running in this frame (none for the program itself),
+    /// for calls of a named `fn` by its own name.
+    this: Option<&'a Arc<Function>>,
 }
 
 /// The state of one program run.
@@ -82,9 +85,15 @@ pub struct Interp<'h> {
     pub(crate) prints: Vec<String>,
     output_chars: usize,
     pub(crate) tool_calls: Vec<ToolCallRecord>,
-    /// The return values of each named function called, by function
-    /// identity: the most recent value of each type (see `note_return`).
-    pub(crate) returns: rustc_hash::FxHashMap<usize, (Arc<Function>, Vec<Value>)>,
+    /// The return values of each named function called: the most recent
+    /// value of each type (see `note_return`).
+    returns: Vec<(Arc<Function>, SmallVec<[Value; 2]>)>,
+    /// Where each function of `returns` is, by identity (the `Arc` kept
+    /// there keeps the address from being reused).
+    returns_index: rustc_hash::FxHashMap<usize, usize>,
+    /// The function whose return was recorded last and its place in
+    /// `returns`: a recursive function finds its entry without a lookup.
+    last_return: (usize, usize),
     /// Names bound by `def`/`defn` during this run, in execution order.
     pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
@@ -120,7 +129,9 @@ impl<'h> Interp<'h> {
             prints: Vec::new(),
             output_chars: 0,
             tool_calls: Vec::new(),
-            returns: rustc_hash::FxHashMap::default(),
+            returns: Vec::new(),
+            returns_index: rustc_hash::FxHashMap::default(),
+            last_return: (0, 0),
             defined: Vec::new(),
             history,
             last_error: Value::Nil,
@@ -264,12 +275,12 @@ impl<'h> Interp<'h> {
     pub(crate) fn definition_returns(&self) -> Vec<(ArcStr, Vec<Value>)> {
         let mut out: Vec<(ArcStr, Vec<Value>)> = self
             .returns
-            .values()
+            .iter()
             .filter_map(|(function, values)| {
                 let name = function.name.as_ref()?;
                 let def = self.globals.get(name)?;
                 matches!(&def.value, Value::Fn(g) if Arc::ptr_eq(g, function))
-                    .then(|| (name.clone(), values.clone()))
+                    .then(|| (name.clone(), values.to_vec()))
             })
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -298,6 +309,7 @@ impl<'h> Interp<'h> {
         let frame = Frame {
             base,
             captures: &[],
+            this: None,
         };
         let result = match &root.body {
             Expr::Do(forms) => (|| {
@@ -480,6 +492,15 @@ impl<'h> Interp<'h> {
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
                 .map_err(|e| with_span(e, call.span)),
             Expr::Prim(call) => self.eval_prim(call, f),
+            Expr::CallSelf(call) => match f.this {
+                Some(function) => self
+                    .with_args(&call.args, f, |this, args| {
+                        this.call_function(function, args)
+                    })
+                    .map_err(|e| with_span(e, call.span)),
+                // The analyzer makes self calls only inside named `fn`s.
+                None => Err(Error::execution("A self call outside its function").into()),
+            },
             Expr::Call(call) => {
                 let func = self.eval(&call.func, f)?;
                 self.with_args(&call.args, f, |this, args| this.call(&func, args))
@@ -1067,24 +1088,51 @@ impl<'h> Interp<'h> {
         }
         self.depth += 1;
         let base = self.stack.len();
-        self.stack
-            .resize(base + arity.frame_size as usize, Value::Nil);
+        let size = arity.frame_size as usize;
+        self.stack.reserve(size);
+        for _ in 0..size {
+            self.stack.push(Value::Nil);
+        }
         let frame = Frame {
             base,
             captures: &code.captured,
+            this: Some(function),
         };
         let result = self.run_arity(function, arity, args, frame);
-        self.stack.truncate(base);
+        while self.stack.len() > base {
+            if let Some(v) = self.stack.pop() {
+                release(v);
+            }
+        }
         self.depth -= 1;
         if let (Ok(v), Some(_)) = (&result, &function.name) {
-            // Keyed by identity (cheap); names are resolved once, at the end.
-            let (_, values) = self
-                .returns
-                .entry(Arc::as_ptr(function) as usize)
-                .or_insert_with(|| (function.clone(), Vec::new()));
-            note_return(values, v);
+            self.note_return(function, v);
         }
         result
+    }
+
+    /// Record `value` as returned by `function` (see `returns`).
+    #[inline]
+    fn note_return(&mut self, function: &Arc<Function>, value: &Value) {
+        let key = Arc::as_ptr(function) as usize;
+        let index = if self.last_return.0 == key {
+            self.last_return.1
+        } else {
+            self.return_entry(function)
+        };
+        note_return(&mut self.returns[index].1, value);
+    }
+
+    /// The place of `function` in `returns`, made on its first return.
+    #[inline(never)]
+    fn return_entry(&mut self, function: &Arc<Function>) -> usize {
+        let key = Arc::as_ptr(function) as usize;
+        let index = *self.returns_index.entry(key).or_insert_with(|| {
+            self.returns.push((function.clone(), SmallVec::new()));
+            self.returns.len() - 1
+        });
+        self.last_return = (key, index);
+        index
     }
 
     fn run_arity(
@@ -1097,7 +1145,14 @@ impl<'h> Interp<'h> {
         if let Some(slot) = arity.self_slot {
             self.stack[f.base + slot as usize] = Value::Fn(function.clone());
         }
-        self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
+        if arity.rest.is_none() {
+            // `accepts` matched the count.
+            for (p, a) in arity.params.iter().zip(args) {
+                self.bind(p, dup(a), f)?;
+            }
+        } else {
+            self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
+        }
         loop {
             match self.eval(&arity.body, f) {
                 Err(Flow::Recur) => {
@@ -1342,13 +1397,14 @@ struct Branch {
 
 /// Keep `value` as the latest return value of its type: one value per
 /// type, so the list stays as short as the set of types.
-fn note_return(values: &mut Vec<Value>, value: &Value) {
+#[inline]
+fn note_return(values: &mut SmallVec<[Value; 2]>, value: &Value) {
     let kind = std::mem::discriminant(value);
     match values
         .iter_mut()
         .find(|v| std::mem::discriminant(*v) == kind)
     {
-        Some(slot) => *slot = value.clone(),
+        Some(slot) => release(std::mem::replace(slot, dup(value))),
         None => values.push(value.clone()),
     }
 }

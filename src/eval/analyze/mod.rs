@@ -19,7 +19,8 @@ use crate::reader::{Form, FormKind};
 use crate::value::{ArcStr, Map, Set, Value};
 
 use super::expr::{
-    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, ToolCall, ToolName,
+    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, SelfCall, ToolCall,
+    ToolName,
 };
 use super::pattern::Pattern;
 use super::prim::PrimOp;
@@ -149,6 +150,11 @@ struct FnScope {
     captures: Vec<(ArcStr, CaptureFrom)>,
     /// What `recur` rebinds here, when `recur` is allowed.
     recur: Option<RecurTarget>,
+    /// The slot of a named `fn`'s own name, in the arity being analyzed.
+    self_slot: Option<u32>,
+    /// Whether that name is used other than to call the function (as a
+    /// value, or captured): only then does the slot hold the function.
+    self_used: bool,
 }
 
 /// The bindings of a `loop` or the parameters of a `fn` arity, as `recur`
@@ -232,9 +238,12 @@ impl Analyzer {
     }
 
     fn lookup_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
-        let scope = &self.scopes[depth];
-        if let Some((_, slot)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
-            return Some(LocalRef::Local(*slot));
+        let scope = &mut self.scopes[depth];
+        if let Some(&(_, slot)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
+            if scope.self_slot == Some(slot) {
+                scope.self_used = true;
+            }
+            return Some(LocalRef::Local(slot));
         }
         if let Some(i) = scope.captures.iter().position(|(n, _)| n == name) {
             return Some(LocalRef::Capture(i as u32));
@@ -518,8 +527,29 @@ impl Analyzer {
         }
     }
 
+    /// True when `name` is, here, the name of the named `fn` being
+    /// analyzed (not shadowed by a local).
+    fn is_self_name(&mut self, name: &str) -> bool {
+        let scope = self.scope();
+        scope.self_slot.is_some()
+            && scope
+                .locals
+                .iter()
+                .rev()
+                .find(|(n, _)| n.as_str() == name)
+                .map(|(_, slot)| *slot)
+                == scope.self_slot
+    }
+
     fn list(&mut self, head: &Form, args: &[Form], form: &Form, tail: bool) -> Result<Expr> {
         if let FormKind::Symbol(name) = &head.kind {
+            if self.is_self_name(name) {
+                let args = self.analyze_all(args)?;
+                return Ok(Expr::CallSelf(Box::new(SelfCall {
+                    args,
+                    span: form.span,
+                })));
+            }
             if self.lookup(name).is_none() {
                 if let Some(expr) = special::analyze(self, name, args, form, tail)? {
                     return Ok(expr);
@@ -654,6 +684,11 @@ impl Analyzer {
                 scope.frame_size = 0;
             }
             let self_slot = name.map(|n| self.declare(n));
+            {
+                let scope = self.scope();
+                scope.self_slot = self_slot;
+                scope.self_used = false;
+            }
             let (fixed, rest) = destructure::split_rest(params, "parameter vector")?;
             let mut patterns = Vec::with_capacity(fixed.len());
             for p in fixed {
@@ -666,6 +701,7 @@ impl Analyzer {
             self.scope().recur = saved;
             let body = body?;
             let frame_size = self.scope().frame_size;
+            let self_slot = self_slot.filter(|_| self.scope().self_used);
             out.push((
                 *params_form,
                 Arity {
