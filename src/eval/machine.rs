@@ -434,8 +434,15 @@ impl<'h> Interp<'h> {
     /// not the thread's stack size, decides how deep programs may go.
     /// Checking the stack costs a thread-local lookup, so it is done at
     /// every eighth level of nesting; the red zone covers the levels between.
+    /// Locals and constants, the leaves of most trees, are read here
+    /// without entering `eval_node`.
     #[inline(always)]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        match expr {
+            Expr::Local(slot) => return Ok(dup(&self.stack[f.base + *slot as usize])),
+            Expr::Const(v) => return Ok(dup(v)),
+            _ => {}
+        }
         self.nesting += 1;
         let result = if self.nesting.is_multiple_of(8) {
             stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
@@ -448,7 +455,7 @@ impl<'h> Interp<'h> {
 
     fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
-            Expr::Const(v) => Ok(v.clone()),
+            Expr::Const(v) => Ok(dup(v)),
             Expr::Local(slot) => Ok(dup(&self.stack[f.base + *slot as usize])),
             Expr::Capture(i) => Ok(dup(&f.captures[*i as usize])),
             Expr::Global(g) => match g.builtin {
@@ -465,7 +472,7 @@ impl<'h> Interp<'h> {
             Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
             Expr::If(parts) => {
                 let (test, then, otherwise) = &**parts;
-                if self.eval(test, f)?.truthy() {
+                if truthy(self.eval(test, f)?) {
                     self.eval(then, f)
                 } else {
                     self.eval(otherwise, f)
@@ -558,16 +565,27 @@ impl<'h> Interp<'h> {
         match args {
             [] => call(self, &[]),
             [a] => {
-                let values = [self.eval(a, f)?];
-                call(self, &values)
+                let [x] = [self.eval(a, f)?];
+                let result = call(self, std::slice::from_ref(&x));
+                release(x);
+                result
             }
             [a, b] => {
                 let values = [self.eval(a, f)?, self.eval(b, f)?];
-                call(self, &values)
+                let result = call(self, &values);
+                let [x, y] = values;
+                release(x);
+                release(y);
+                result
             }
             [a, b, c] => {
                 let values = [self.eval(a, f)?, self.eval(b, f)?, self.eval(c, f)?];
-                call(self, &values)
+                let result = call(self, &values);
+                let [x, y, z] = values;
+                release(x);
+                release(y);
+                release(z);
+                result
             }
             _ => {
                 let mut values: SmallVec<[Value; 6]> = SmallVec::with_capacity(args.len());
@@ -1373,6 +1391,14 @@ fn dup(v: &Value) -> Value {
         Value::Native(n) => Value::Native(n),
         _ => v.clone(),
     }
+}
+
+/// Whether `v` counts as true, dropping it.
+#[inline(always)]
+fn truthy(v: Value) -> bool {
+    let yes = v.truthy();
+    release(v);
+    yes
 }
 
 /// Drop `v`; a scalar, which owns nothing, without a call.
