@@ -472,7 +472,13 @@ impl<'h> Interp<'h> {
             Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
             Expr::If(parts) => {
                 let (test, then, otherwise) = &**parts;
-                if truthy(self.eval(test, f)?) {
+                let yes = match test {
+                    // A comparison decides the branch without making a
+                    // boolean value.
+                    Expr::Prim(call) if call.op.is_comparison() => self.prim_test(call, f)?,
+                    _ => truthy(self.eval(test, f)?),
+                };
+                if yes {
                     self.eval(then, f)
                 } else {
                     self.eval(otherwise, f)
@@ -696,6 +702,28 @@ impl<'h> Interp<'h> {
             }
             args => self.with_args(args, f, |this, args| this.call_native(call.id, args)),
         }
+    }
+
+    /// A two-argument comparison as the test of an `if`: integers
+    /// compared in place, anything else through the builtin.
+    #[inline(always)]
+    fn prim_test(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult<bool> {
+        if let [a, b] = call.args.as_slice() {
+            let x = self.eval(a, f).map_err(|e| with_span(e, call.span))?;
+            let y = self.eval(b, f).map_err(|e| with_span(e, call.span))?;
+            if let (Value::Int(i), Value::Int(j)) = (&x, &y) {
+                if let Some(yes) = call.op.compare(*i, *j) {
+                    std::mem::forget(x);
+                    std::mem::forget(y);
+                    return Ok(yes);
+                }
+            }
+            let v = self
+                .prim_fallback(call, &[x, y])
+                .map_err(|e| with_span(e, call.span))?;
+            return Ok(truthy(v));
+        }
+        Ok(truthy(self.eval_prim(call, f)?))
     }
 
     /// A call of `Expr::Prim` that has no inline result: the builtin's.
