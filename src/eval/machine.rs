@@ -434,13 +434,14 @@ impl<'h> Interp<'h> {
     /// not the thread's stack size, decides how deep programs may go.
     /// Checking the stack costs a thread-local lookup, so it is done at
     /// every eighth level of nesting; the red zone covers the levels between.
-    /// Locals and constants, the leaves of most trees, are read here
-    /// without entering `eval_node`.
+    /// Locals, captured values and constants, the leaves of most trees,
+    /// are read here without entering `eval_node`.
     #[inline(always)]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
             Expr::Local(slot) => return Ok(dup(&self.stack[f.base + *slot as usize])),
             Expr::Const(v) => return Ok(dup(v)),
+            Expr::Capture(i) => return Ok(dup(&f.captures[*i as usize])),
             _ => {}
         }
         self.nesting += 1;
