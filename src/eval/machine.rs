@@ -63,14 +63,27 @@ pub(crate) struct ClosureCode {
     pub captured: Vec<Value>,
 }
 
+/// Where a frame's locals are and what runs in it. Two words, so it is
+/// passed in registers.
 #[derive(Clone, Copy)]
 struct Frame<'a> {
     base: usize,
-    captures: &'a [Value],
-    /// The function running in this frame (none for the program itself),
-    /// for calls of a named `fn` by its own name.
-    this: Option<&'a Arc<Function>>,
+    callee: &'a Callee<'a>,
 }
+
+/// What runs in a frame: the values it captured and, for a closure (not
+/// the program itself), the closure, for calls of a named `fn` by its
+/// own name.
+struct Callee<'a> {
+    captures: &'a [Value],
+    closure: Option<(&'a Arc<Function>, &'a ClosureCode)>,
+}
+
+/// The callee of the program's own frame.
+const PROGRAM: Callee<'static> = Callee {
+    captures: &[],
+    closure: None,
+};
 
 /// The state of one program run.
 pub struct Interp<'h> {
@@ -308,8 +321,7 @@ impl<'h> Interp<'h> {
             .resize(base + root.frame_size as usize, Value::Nil);
         let frame = Frame {
             base,
-            captures: &[],
-            this: None,
+            callee: &PROGRAM,
         };
         let result = match &root.body {
             Expr::Do(forms) => (|| {
@@ -441,7 +453,7 @@ impl<'h> Interp<'h> {
         match expr {
             Expr::Local(slot) => return Ok(dup(&self.stack[f.base + *slot as usize])),
             Expr::Const(v) => return Ok(dup(v)),
-            Expr::Capture(i) => return Ok(dup(&f.captures[*i as usize])),
+            Expr::Capture(i) => return Ok(dup(&f.callee.captures[*i as usize])),
             _ => {}
         }
         self.nesting += 1;
@@ -458,7 +470,7 @@ impl<'h> Interp<'h> {
         match expr {
             Expr::Const(v) => Ok(dup(v)),
             Expr::Local(slot) => Ok(dup(&self.stack[f.base + *slot as usize])),
-            Expr::Capture(i) => Ok(dup(&f.captures[*i as usize])),
+            Expr::Capture(i) => Ok(dup(&f.callee.captures[*i as usize])),
             Expr::Global(g) => match g.builtin {
                 // A shadowed builtin, while no definition exists.
                 Some(native) if self.globals.get(&g.name).is_none() => Ok(Value::Native(native)),
@@ -506,10 +518,10 @@ impl<'h> Interp<'h> {
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
                 .map_err(|e| with_span(e, call.span)),
             Expr::Prim(call) => self.eval_prim(call, f),
-            Expr::CallSelf(call) => match f.this {
-                Some(function) => self
+            Expr::CallSelf(call) => match f.callee.closure {
+                Some((function, code)) => self
                     .with_args(&call.args, f, |this, args| {
-                        this.call_function(function, args)
+                        this.call_closure(function, code, args)
                     })
                     .map_err(|e| with_span(e, call.span)),
                 // The analyzer makes self calls only inside named `fn`s.
@@ -922,7 +934,7 @@ impl<'h> Interp<'h> {
             .iter()
             .map(|c| match c {
                 CaptureFrom::Local(s) => self.stack[f.base + *s as usize].clone(),
-                CaptureFrom::Capture(i) => f.captures[*i as usize].clone(),
+                CaptureFrom::Capture(i) => f.callee.captures[*i as usize].clone(),
             })
             .collect();
         Value::Fn(Arc::new(Function {
@@ -1140,10 +1152,13 @@ impl<'h> Interp<'h> {
         for _ in 0..size {
             self.stack.push(Value::Nil);
         }
+        let callee = Callee {
+            captures: &code.captured,
+            closure: Some((function, code)),
+        };
         let frame = Frame {
             base,
-            captures: &code.captured,
-            this: Some(function),
+            callee: &callee,
         };
         let result = self.run_arity(function, arity, args, frame);
         while self.stack.len() > base {
