@@ -667,23 +667,31 @@ impl<'h> Interp<'h> {
     }
 
     #[inline(always)]
+    ///
+    /// The results of the arguments are read where the evaluation left
+    /// them (tag and integer apart) rather than moved as whole values:
+    /// a 16-byte copy of what was just written in two parts stalls the
+    /// processor (the store cannot be forwarded to the wider load).
     fn prim_values(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult {
         match call.args.as_slice() {
             [a] => {
-                let x = self.eval(a, f)?;
-                if let Value::Int(i) = x {
+                let rx = self.eval(a, f);
+                if let Some(i) = int_result(&rx) {
                     if let Some(n) = call.op.int1(i) {
-                        std::mem::forget(x);
+                        std::mem::forget(rx);
                         return Ok(Value::Int(n));
                     }
                 }
+                let x = rx?;
                 self.prim_fallback(call, &[x])
             }
             [a, b] => {
-                let x = self.eval(a, f)?;
-                let y = self.eval(b, f)?;
-                if let (Value::Int(i), Value::Int(j)) = (&x, &y) {
-                    let (i, j) = (*i, *j);
+                let rx = self.eval(a, f);
+                if rx.is_err() {
+                    return rx;
+                }
+                let ry = self.eval(b, f);
+                if let (Some(i), Some(j)) = (int_result(&rx), int_result(&ry)) {
                     let done = if call.op.is_comparison() {
                         call.op.compare(i, j).map(Value::Bool)
                     } else {
@@ -691,26 +699,35 @@ impl<'h> Interp<'h> {
                     };
                     if let Some(v) = done {
                         // Integers: nothing to drop.
-                        std::mem::forget(x);
-                        std::mem::forget(y);
+                        std::mem::forget(rx);
+                        std::mem::forget(ry);
                         return Ok(v);
                     }
                 }
+                let (x, y) = (rx?, ry?);
                 self.prim_fallback(call, &[x, y])
             }
             [a, b, c] => {
-                let x = self.eval(a, f)?;
-                let y = self.eval(b, f)?;
-                let z = self.eval(c, f)?;
-                if let (Value::Int(i), Value::Int(j), Value::Int(k)) = (&x, &y, &z) {
-                    let (i, j, k) = (*i, *j, *k);
+                let rx = self.eval(a, f);
+                if rx.is_err() {
+                    return rx;
+                }
+                let ry = self.eval(b, f);
+                if ry.is_err() {
+                    return ry;
+                }
+                let rz = self.eval(c, f);
+                if let (Some(i), Some(j), Some(k)) =
+                    (int_result(&rx), int_result(&ry), int_result(&rz))
+                {
                     if let Some(n) = call.op.arith(i, j).and_then(|ij| call.op.arith(ij, k)) {
-                        std::mem::forget(x);
-                        std::mem::forget(y);
-                        std::mem::forget(z);
+                        std::mem::forget(rx);
+                        std::mem::forget(ry);
+                        std::mem::forget(rz);
                         return Ok(Value::Int(n));
                     }
                 }
+                let (x, y, z) = (rx?, ry?, rz?);
                 self.prim_fallback(call, &[x, y, z])
             }
             args => self.with_args(args, f, |this, args| this.call_native(call.id, args)),
@@ -722,15 +739,20 @@ impl<'h> Interp<'h> {
     #[inline(always)]
     fn prim_test(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult<bool> {
         if let [a, b] = call.args.as_slice() {
-            let x = self.eval(a, f).map_err(|e| with_span(e, call.span))?;
-            let y = self.eval(b, f).map_err(|e| with_span(e, call.span))?;
-            if let (Value::Int(i), Value::Int(j)) = (&x, &y) {
-                if let Some(yes) = call.op.compare(*i, *j) {
-                    std::mem::forget(x);
-                    std::mem::forget(y);
+            let rx = self.eval(a, f);
+            if let Err(e) = rx {
+                return Err(with_span(e, call.span));
+            }
+            let ry = self.eval(b, f);
+            if let (Some(i), Some(j)) = (int_result(&rx), int_result(&ry)) {
+                if let Some(yes) = call.op.compare(i, j) {
+                    std::mem::forget(rx);
+                    std::mem::forget(ry);
                     return Ok(yes);
                 }
             }
+            let x = rx.map_err(|e| with_span(e, call.span))?;
+            let y = ry.map_err(|e| with_span(e, call.span))?;
             let v = self
                 .prim_fallback(call, &[x, y])
                 .map_err(|e| with_span(e, call.span))?;
@@ -1147,11 +1169,8 @@ impl<'h> Interp<'h> {
         }
         self.depth += 1;
         let base = self.stack.len();
-        let size = arity.frame_size as usize;
-        self.stack.reserve(size);
-        for _ in 0..size {
-            self.stack.push(Value::Nil);
-        }
+        self.stack
+            .resize_with(base + arity.frame_size as usize, || Value::Nil);
         let callee = Callee {
             captures: &code.captured,
             closure: Some((function, code)),
@@ -1434,6 +1453,15 @@ fn dup(v: &Value) -> Value {
         Value::Float(x) => Value::Float(*x),
         Value::Native(n) => Value::Native(n),
         _ => v.clone(),
+    }
+}
+
+/// The integer an evaluation gave, if it gave one.
+#[inline(always)]
+fn int_result(r: &EvalResult) -> Option<i64> {
+    match r {
+        Ok(Value::Int(i)) => Some(*i),
+        _ => None,
     }
 }
 
