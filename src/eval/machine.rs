@@ -623,14 +623,20 @@ impl<'h> Interp<'h> {
     fn eval_recur(&mut self, node: &Recur, f: Frame<'_>) -> EvalResult {
         match (node.args.as_slice(), node.slots.as_deref()) {
             ([a], Some([s])) => {
-                let x = self.eval(a, f)?;
-                self.set_local(f.base + *s as usize, x);
+                let rx = self.eval(a, f);
+                self.set_local_from(f.base + *s as usize, rx)?;
             }
             ([a, b], Some([s, t])) => {
-                let x = self.eval(a, f)?;
-                let y = self.eval(b, f)?;
-                self.set_local(f.base + *s as usize, x);
-                self.set_local(f.base + *t as usize, y);
+                let rx = self.eval(a, f);
+                if let Err(e) = rx {
+                    return Err(e);
+                }
+                let ry = self.eval(b, f);
+                if let Err(e) = ry {
+                    return Err(e);
+                }
+                self.set_local_from(f.base + *s as usize, rx)?;
+                self.set_local_from(f.base + *t as usize, ry)?;
             }
             (args, slots) => {
                 let mut values: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
@@ -648,6 +654,20 @@ impl<'h> Interp<'h> {
             }
         }
         Err(Flow::Recur)
+    }
+
+    /// Store the value of `r` in the frame slot at `index`; an integer
+    /// is read in parts, not moved whole (see `prim_values`).
+    #[inline(always)]
+    fn set_local_from(&mut self, index: usize, r: EvalResult) -> EvalResult<()> {
+        match int_result(&r) {
+            Some(i) => {
+                std::mem::forget(r);
+                self.set_local(index, Value::Int(i));
+            }
+            None => self.set_local(index, r?),
+        }
+        Ok(())
     }
 
     /// Store `value` in the frame slot at `index` of the stack.
