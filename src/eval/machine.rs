@@ -707,8 +707,8 @@ impl<'h> Interp<'h> {
             }
             [a, b] => {
                 let rx = self.eval(a, f);
-                if rx.is_err() {
-                    return rx;
+                if let Err(e) = rx {
+                    return Err(e);
                 }
                 let ry = self.eval(b, f);
                 if let (Some(i), Some(j)) = (int_result(&rx), int_result(&ry)) {
@@ -729,12 +729,12 @@ impl<'h> Interp<'h> {
             }
             [a, b, c] => {
                 let rx = self.eval(a, f);
-                if rx.is_err() {
-                    return rx;
+                if let Err(e) = rx {
+                    return Err(e);
                 }
                 let ry = self.eval(b, f);
-                if ry.is_err() {
-                    return ry;
+                if let Err(e) = ry {
+                    return Err(e);
                 }
                 let rz = self.eval(c, f);
                 if let (Some(i), Some(j), Some(k)) =
