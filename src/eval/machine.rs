@@ -29,8 +29,9 @@ const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Non-local control flow. Private to the evaluator and builtins; never
 /// part of the public error type. One word (`Recur` is the null
-/// pointer), so an `EvalResult` of a value is two words and is returned
-/// in registers.
+/// pointer), so an `EvalResult` of a value is two words, as small to
+/// write and read as the value itself. (It is still returned through
+/// memory: `Value` mixes integer and float payloads.)
 #[derive(Debug)]
 pub(crate) enum Flow {
     /// The new values are in `Interp::recur_values`, which keeps this
@@ -1621,8 +1622,8 @@ pub(crate) fn data_reference(name: &str) -> String {
 mod tests {
     #[test]
     fn an_eval_result_is_two_words() {
-        // Returned in registers; a larger result goes through memory on
-        // every node evaluated.
+        // Every node evaluated writes one; a larger one costs more to
+        // write, copy and test.
         assert_eq!(std::mem::size_of::<super::Flow>(), 8);
         assert_eq!(std::mem::size_of::<super::EvalResult>(), 16);
     }
