@@ -859,8 +859,13 @@ fn ptc_serves_a_persistent_session_over_mcp() {
         let r = client.call("run", json!({"program": "(->> (tool/read_text_file {:path \"prices.json\"}) :content json/parse-string vals (reduce +))"}));
         assert_eq!(result_text(&r), "8", "{r}");
     }
-    // The limits apply to every call.
-    let r = client.call("run", json!({"program": "(loop [i 0] (recur (inc i)))"}));
+    // The limits apply to every call. Each iteration does enough work
+    // that the time limit, not the step limit, ends the loop however fast
+    // the evaluator is.
+    let r = client.call(
+        "run",
+        json!({"program": "(loop [i 0] (recur (reduce + i (range 1000))))"}),
+    );
     assert_eq!(r["isError"], true);
     assert!(result_text(&r).contains("time limit of 2000 ms"), "{r}");
 

@@ -15,6 +15,7 @@ mod conformance;
 mod corpus;
 mod current_spec;
 mod differential;
+mod eval_fast_paths;
 mod history;
 mod history_cli;
 mod history_config;

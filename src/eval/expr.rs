@@ -7,6 +7,7 @@ use crate::error::Span;
 use crate::value::{ArcStr, Value};
 
 use super::pattern::Pattern;
+use super::prim::PrimOp;
 
 /// A node of the analyzed program.
 #[derive(Debug)]
@@ -32,11 +33,17 @@ pub(crate) enum Expr {
     Do(Vec<Expr>),
     Let(Box<Let>),
     Loop(Box<Let>),
-    Recur(Vec<Expr>),
+    Recur(Box<Recur>),
     Lambda(Arc<Lambda>),
     Call(Box<Call>),
+    /// A named `fn` calling itself by its name: the running function,
+    /// with no value to look up.
+    CallSelf(Box<SelfCall>),
     /// A call whose function is a builtin known at analysis time.
     CallNative(Box<NativeCall>),
+    /// A call of an arithmetic or comparison builtin computed in place on
+    /// integers (see `super::prim`).
+    Prim(Box<PrimCall>),
     CallTool(Box<ToolCall>),
     Def(Box<Def>),
     And(Vec<Expr>),
@@ -65,6 +72,16 @@ pub(crate) struct Let {
     pub body: Expr,
 }
 
+/// `recur` in tail position of its `loop` or `fn` arity.
+#[derive(Debug)]
+pub(crate) struct Recur {
+    pub args: Vec<Expr>,
+    /// The target's frame slot for each value, when all its bindings are
+    /// plain names: the values are stored there directly. Otherwise they
+    /// go to the target through `Interp::recur_values`.
+    pub slots: Option<Vec<u32>>,
+}
+
 #[derive(Debug)]
 pub(crate) struct Call {
     pub func: Expr,
@@ -73,7 +90,23 @@ pub(crate) struct Call {
 }
 
 #[derive(Debug)]
+pub(crate) struct SelfCall {
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
 pub(crate) struct NativeCall {
+    pub id: u16,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+/// A builtin call with an inline integer form: `args` has one to three
+/// items, as `op` allows; `id` is the builtin for everything else.
+#[derive(Debug)]
+pub(crate) struct PrimCall {
+    pub op: PrimOp,
     pub id: u16,
     pub args: Vec<Expr>,
     pub span: Span,

@@ -15,7 +15,7 @@ use crate::error::{suggest, Error, ErrorKind, Span};
 use crate::meter::{self, Meter};
 use crate::value::{pr_str, ArcStr, Function, FunctionKind, Map, Set, Value};
 
-use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, ToolName};
+use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, PrimCall, Recur, ToolName};
 use super::host::{Definition, Globals, Host, ToolContext};
 use super::limits::Limits;
 use super::pattern::Pattern;
@@ -28,20 +28,31 @@ const RED_ZONE: usize = 512 * 1024;
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Non-local control flow. Private to the evaluator and builtins; never
-/// part of the public error type.
+/// part of the public error type. One word (`Recur` is the null
+/// pointer), so an `EvalResult` of a value is two words, as small to
+/// write and read as the value itself. (It is still returned through
+/// memory: `Value` mixes integer and float payloads.)
 #[derive(Debug)]
 pub(crate) enum Flow {
-    Error(Box<Error>),
     /// The new values are in `Interp::recur_values`, which keeps this
     /// type (and every `EvalResult`) small.
     Recur,
+    /// An error, `return` or `fail`: rare, so boxed.
+    Stop(Box<Stop>),
+}
+
+/// What ends evaluation other than `recur`.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Error(Error),
     Return(Value),
     Fail(Value),
 }
 
 impl From<Error> for Flow {
+    #[cold]
     fn from(e: Error) -> Self {
-        Flow::Error(Box::new(e))
+        Flow::Stop(Box::new(Stop::Error(e)))
     }
 }
 
@@ -53,11 +64,27 @@ pub(crate) struct ClosureCode {
     pub captured: Vec<Value>,
 }
 
+/// Where a frame's locals are and what runs in it. Two words, so it is
+/// passed in registers.
 #[derive(Clone, Copy)]
 struct Frame<'a> {
     base: usize,
-    captures: &'a [Value],
+    callee: &'a Callee<'a>,
 }
+
+/// What runs in a frame: the values it captured and, for a closure (not
+/// the program itself), the closure, for calls of a named `fn` by its
+/// own name.
+struct Callee<'a> {
+    captures: &'a [Value],
+    closure: Option<(&'a Arc<Function>, &'a ClosureCode)>,
+}
+
+/// The callee of the program's own frame.
+const PROGRAM: Callee<'static> = Callee {
+    captures: &[],
+    closure: None,
+};
 
 /// The state of one program run.
 pub struct Interp<'h> {
@@ -72,9 +99,15 @@ pub struct Interp<'h> {
     pub(crate) prints: Vec<String>,
     output_chars: usize,
     pub(crate) tool_calls: Vec<ToolCallRecord>,
-    /// The return values of each named function called, by function
-    /// identity: the most recent value of each type (see `note_return`).
-    pub(crate) returns: rustc_hash::FxHashMap<usize, (Arc<Function>, Vec<Value>)>,
+    /// The return values of each named function called: the most recent
+    /// value of each type (see `note_return`).
+    returns: Vec<(Arc<Function>, SmallVec<[Value; 2]>)>,
+    /// Where each function of `returns` is, by identity (the `Arc` kept
+    /// there keeps the address from being reused).
+    returns_index: rustc_hash::FxHashMap<usize, usize>,
+    /// The function whose return was recorded last and its place in
+    /// `returns`: a recursive function finds its entry without a lookup.
+    last_return: (usize, usize),
     /// Names bound by `def`/`defn` during this run, in execution order.
     pub(crate) defined: Vec<ArcStr>,
     history: [Value; 3],
@@ -110,7 +143,9 @@ impl<'h> Interp<'h> {
             prints: Vec::new(),
             output_chars: 0,
             tool_calls: Vec::new(),
-            returns: rustc_hash::FxHashMap::default(),
+            returns: Vec::new(),
+            returns_index: rustc_hash::FxHashMap::default(),
+            last_return: (0, 0),
             defined: Vec::new(),
             history,
             last_error: Value::Nil,
@@ -254,12 +289,12 @@ impl<'h> Interp<'h> {
     pub(crate) fn definition_returns(&self) -> Vec<(ArcStr, Vec<Value>)> {
         let mut out: Vec<(ArcStr, Vec<Value>)> = self
             .returns
-            .values()
+            .iter()
             .filter_map(|(function, values)| {
                 let name = function.name.as_ref()?;
                 let def = self.globals.get(name)?;
                 matches!(&def.value, Value::Fn(g) if Arc::ptr_eq(g, function))
-                    .then(|| (name.clone(), values.clone()))
+                    .then(|| (name.clone(), values.to_vec()))
             })
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
@@ -287,7 +322,7 @@ impl<'h> Interp<'h> {
             .resize(base + root.frame_size as usize, Value::Nil);
         let frame = Frame {
             base,
-            captures: &[],
+            callee: &PROGRAM,
         };
         let result = match &root.body {
             Expr::Do(forms) => (|| {
@@ -412,8 +447,16 @@ impl<'h> Interp<'h> {
     /// not the thread's stack size, decides how deep programs may go.
     /// Checking the stack costs a thread-local lookup, so it is done at
     /// every eighth level of nesting; the red zone covers the levels between.
+    /// Locals, captured values and constants, the leaves of most trees,
+    /// are read here without entering `eval_node`.
     #[inline(always)]
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        match expr {
+            Expr::Local(slot) => return Ok(dup(&self.stack[f.base + *slot as usize])),
+            Expr::Const(v) => return Ok(dup(v)),
+            Expr::Capture(i) => return Ok(dup(&f.callee.captures[*i as usize])),
+            _ => {}
+        }
         self.nesting += 1;
         let result = if self.nesting.is_multiple_of(8) {
             stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
@@ -426,9 +469,9 @@ impl<'h> Interp<'h> {
 
     fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
-            Expr::Const(v) => Ok(v.clone()),
-            Expr::Local(slot) => Ok(self.stack[f.base + *slot as usize].clone()),
-            Expr::Capture(i) => Ok(f.captures[*i as usize].clone()),
+            Expr::Const(v) => Ok(dup(v)),
+            Expr::Local(slot) => Ok(dup(&self.stack[f.base + *slot as usize])),
+            Expr::Capture(i) => Ok(dup(&f.callee.captures[*i as usize])),
             Expr::Global(g) => match g.builtin {
                 // A shadowed builtin, while no definition exists.
                 Some(native) if self.globals.get(&g.name).is_none() => Ok(Value::Native(native)),
@@ -443,7 +486,13 @@ impl<'h> Interp<'h> {
             Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
             Expr::If(parts) => {
                 let (test, then, otherwise) = &**parts;
-                if self.eval(test, f)?.truthy() {
+                let yes = match test {
+                    // A comparison decides the branch without making a
+                    // boolean value.
+                    Expr::Prim(call) if call.op.is_comparison() => self.prim_test(call, f)?,
+                    _ => truthy(self.eval(test, f)?),
+                };
+                if yes {
                     self.eval(then, f)
                 } else {
                     self.eval(otherwise, f)
@@ -464,18 +513,21 @@ impl<'h> Interp<'h> {
                 self.eval(&node.body, f)
             }
             Expr::Loop(node) => self.eval_loop(node, f),
-            Expr::Recur(args) => {
-                let mut values = SmallVec::with_capacity(args.len());
-                for a in args {
-                    values.push(self.eval(a, f)?);
-                }
-                self.recur_values = values;
-                Err(Flow::Recur)
-            }
+            Expr::Recur(node) => self.eval_recur(node, f),
             Expr::Lambda(lambda) => Ok(self.make_closure(lambda, f)),
             Expr::CallNative(call) => self
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
                 .map_err(|e| with_span(e, call.span)),
+            Expr::Prim(call) => self.eval_prim(call, f),
+            Expr::CallSelf(call) => match f.callee.closure {
+                Some((function, code)) => self
+                    .with_args(&call.args, f, |this, args| {
+                        this.call_closure(function, code, args)
+                    })
+                    .map_err(|e| with_span(e, call.span)),
+                // The analyzer makes self calls only inside named `fn`s.
+                None => Err(Error::execution("A self call outside its function").into()),
+            },
             Expr::Call(call) => {
                 let func = self.eval(&call.func, f)?;
                 self.with_args(&call.args, f, |this, args| this.call(&func, args))
@@ -515,8 +567,8 @@ impl<'h> Interp<'h> {
                     Value::Nil
                 })
             }
-            Expr::Return(e) => Err(Flow::Return(self.eval(e, f)?)),
-            Expr::Fail(e) => Err(Flow::Fail(self.eval(e, f)?)),
+            Expr::Return(e) => Err(Flow::Stop(Box::new(Stop::Return(self.eval(e, f)?)))),
+            Expr::Fail(e) => Err(Flow::Stop(Box::new(Stop::Fail(self.eval(e, f)?)))),
         }
     }
 
@@ -533,16 +585,27 @@ impl<'h> Interp<'h> {
         match args {
             [] => call(self, &[]),
             [a] => {
-                let values = [self.eval(a, f)?];
-                call(self, &values)
+                let [x] = [self.eval(a, f)?];
+                let result = call(self, std::slice::from_ref(&x));
+                release(x);
+                result
             }
             [a, b] => {
                 let values = [self.eval(a, f)?, self.eval(b, f)?];
-                call(self, &values)
+                let result = call(self, &values);
+                let [x, y] = values;
+                release(x);
+                release(y);
+                result
             }
             [a, b, c] => {
                 let values = [self.eval(a, f)?, self.eval(b, f)?, self.eval(c, f)?];
-                call(self, &values)
+                let result = call(self, &values);
+                let [x, y, z] = values;
+                release(x);
+                release(y);
+                release(z);
+                result
             }
             _ => {
                 let mut values: SmallVec<[Value; 6]> = SmallVec::with_capacity(args.len());
@@ -552,6 +615,177 @@ impl<'h> Interp<'h> {
                 call(self, &values)
             }
         }
+    }
+
+    /// `recur`: the new values, all evaluated before any is stored, go
+    /// straight to their slots or, for destructuring bindings, to
+    /// `recur_values`.
+    #[inline(always)]
+    fn eval_recur(&mut self, node: &Recur, f: Frame<'_>) -> EvalResult {
+        match (node.args.as_slice(), node.slots.as_deref()) {
+            ([a], Some([s])) => {
+                let rx = self.eval(a, f);
+                self.set_local_from(f.base + *s as usize, rx)?;
+            }
+            ([a, b], Some([s, t])) => {
+                let rx = self.eval(a, f);
+                if let Err(e) = rx {
+                    return Err(e);
+                }
+                let ry = self.eval(b, f);
+                if let Err(e) = ry {
+                    return Err(e);
+                }
+                self.set_local_from(f.base + *s as usize, rx)?;
+                self.set_local_from(f.base + *t as usize, ry)?;
+            }
+            (args, slots) => {
+                let mut values: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
+                for a in args {
+                    values.push(self.eval(a, f)?);
+                }
+                match slots {
+                    Some(slots) => {
+                        for (s, v) in slots.iter().zip(values) {
+                            self.set_local(f.base + *s as usize, v);
+                        }
+                    }
+                    None => self.recur_values = values,
+                }
+            }
+        }
+        Err(Flow::Recur)
+    }
+
+    /// Store the value of `r` in the frame slot at `index`; an integer
+    /// is read in parts, not moved whole (see `prim_values`).
+    #[inline(always)]
+    fn set_local_from(&mut self, index: usize, r: EvalResult) -> EvalResult<()> {
+        match int_result(&r) {
+            Some(i) => {
+                std::mem::forget(r);
+                self.set_local(index, Value::Int(i));
+            }
+            None => self.set_local(index, r?),
+        }
+        Ok(())
+    }
+
+    /// Store `value` in the frame slot at `index` of the stack.
+    #[inline(always)]
+    fn set_local(&mut self, index: usize, value: Value) {
+        release(std::mem::replace(&mut self.stack[index], value));
+    }
+
+    /// An arithmetic or comparison builtin: integers in place, anything
+    /// else (and an overflow) through the builtin with the same values.
+    /// Errors, also those of the arguments, carry the call's location, as
+    /// for any builtin call.
+    #[inline(always)]
+    fn eval_prim(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult {
+        self.prim_values(call, f)
+            .map_err(|e| with_span(e, call.span))
+    }
+
+    #[inline(always)]
+    ///
+    /// The results of the arguments are read where the evaluation left
+    /// them (tag and integer apart) rather than moved as whole values:
+    /// a 16-byte copy of what was just written in two parts stalls the
+    /// processor (the store cannot be forwarded to the wider load).
+    fn prim_values(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult {
+        match call.args.as_slice() {
+            [a] => {
+                let rx = self.eval(a, f);
+                if let Some(i) = int_result(&rx) {
+                    if let Some(n) = call.op.int1(i) {
+                        std::mem::forget(rx);
+                        return Ok(Value::Int(n));
+                    }
+                }
+                let x = rx?;
+                self.prim_fallback(call, &[x])
+            }
+            [a, b] => {
+                let rx = self.eval(a, f);
+                if let Err(e) = rx {
+                    return Err(e);
+                }
+                let ry = self.eval(b, f);
+                if let (Some(i), Some(j)) = (int_result(&rx), int_result(&ry)) {
+                    let done = if call.op.is_comparison() {
+                        call.op.compare(i, j).map(Value::Bool)
+                    } else {
+                        call.op.arith(i, j).map(Value::Int)
+                    };
+                    if let Some(v) = done {
+                        // Integers: nothing to drop.
+                        std::mem::forget(rx);
+                        std::mem::forget(ry);
+                        return Ok(v);
+                    }
+                }
+                let (x, y) = (rx?, ry?);
+                self.prim_fallback(call, &[x, y])
+            }
+            [a, b, c] => {
+                let rx = self.eval(a, f);
+                if let Err(e) = rx {
+                    return Err(e);
+                }
+                let ry = self.eval(b, f);
+                if let Err(e) = ry {
+                    return Err(e);
+                }
+                let rz = self.eval(c, f);
+                if let (Some(i), Some(j), Some(k)) =
+                    (int_result(&rx), int_result(&ry), int_result(&rz))
+                {
+                    if let Some(n) = call.op.arith(i, j).and_then(|ij| call.op.arith(ij, k)) {
+                        std::mem::forget(rx);
+                        std::mem::forget(ry);
+                        std::mem::forget(rz);
+                        return Ok(Value::Int(n));
+                    }
+                }
+                let (x, y, z) = (rx?, ry?, rz?);
+                self.prim_fallback(call, &[x, y, z])
+            }
+            args => self.with_args(args, f, |this, args| this.call_native(call.id, args)),
+        }
+    }
+
+    /// A two-argument comparison as the test of an `if`: integers
+    /// compared in place, anything else through the builtin.
+    #[inline(always)]
+    fn prim_test(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult<bool> {
+        if let [a, b] = call.args.as_slice() {
+            let rx = self.eval(a, f);
+            if let Err(e) = rx {
+                return Err(with_span(e, call.span));
+            }
+            let ry = self.eval(b, f);
+            if let (Some(i), Some(j)) = (int_result(&rx), int_result(&ry)) {
+                if let Some(yes) = call.op.compare(i, j) {
+                    std::mem::forget(rx);
+                    std::mem::forget(ry);
+                    return Ok(yes);
+                }
+            }
+            let x = rx.map_err(|e| with_span(e, call.span))?;
+            let y = ry.map_err(|e| with_span(e, call.span))?;
+            let v = self
+                .prim_fallback(call, &[x, y])
+                .map_err(|e| with_span(e, call.span))?;
+            return Ok(truthy(v));
+        }
+        Ok(truthy(self.eval_prim(call, f)?))
+    }
+
+    /// A call of `Expr::Prim` that has no inline result: the builtin's.
+    #[inline(never)]
+    fn prim_fallback(&mut self, call: &PrimCall, args: &[Value]) -> EvalResult {
+        self.call_native(call.id, args)
     }
 
     // The less frequent nodes live in their own functions so that the
@@ -597,9 +831,12 @@ impl<'h> Interp<'h> {
             match self.eval(&node.body, f) {
                 Err(Flow::Recur) => {
                     self.tick()?;
-                    let values = std::mem::take(&mut self.recur_values);
-                    for ((pattern, _), v) in node.bindings.iter().zip(values) {
-                        self.bind(pattern, v, f)?;
+                    // Empty when `recur` stored its values itself.
+                    if !self.recur_values.is_empty() {
+                        let values = std::mem::take(&mut self.recur_values);
+                        for ((pattern, _), v) in node.bindings.iter().zip(values) {
+                            self.bind(pattern, v, f)?;
+                        }
                     }
                 }
                 other => return other,
@@ -740,7 +977,7 @@ impl<'h> Interp<'h> {
             .iter()
             .map(|c| match c {
                 CaptureFrom::Local(s) => self.stack[f.base + *s as usize].clone(),
-                CaptureFrom::Capture(i) => f.captures[*i as usize].clone(),
+                CaptureFrom::Capture(i) => f.callee.captures[*i as usize].clone(),
             })
             .collect();
         Value::Fn(Arc::new(Function {
@@ -756,7 +993,18 @@ impl<'h> Interp<'h> {
     }
 
     /// Destructure `value` into the slots of `pattern`.
+    #[inline(always)]
     fn bind(&mut self, pattern: &Pattern, value: Value, f: Frame<'_>) -> EvalResult<()> {
+        match pattern {
+            Pattern::Bind(slot) => {
+                self.set_local(f.base + *slot as usize, value);
+                Ok(())
+            }
+            _ => self.destructure(pattern, value, f),
+        }
+    }
+
+    fn destructure(&mut self, pattern: &Pattern, value: Value, f: Frame<'_>) -> EvalResult<()> {
         match pattern {
             Pattern::Bind(slot) => {
                 self.stack[f.base + *slot as usize] = value;
@@ -943,23 +1191,50 @@ impl<'h> Interp<'h> {
         self.depth += 1;
         let base = self.stack.len();
         self.stack
-            .resize(base + arity.frame_size as usize, Value::Nil);
+            .resize_with(base + arity.frame_size as usize, || Value::Nil);
+        let callee = Callee {
+            captures: &code.captured,
+            closure: Some((function, code)),
+        };
         let frame = Frame {
             base,
-            captures: &code.captured,
+            callee: &callee,
         };
         let result = self.run_arity(function, arity, args, frame);
-        self.stack.truncate(base);
+        while self.stack.len() > base {
+            if let Some(v) = self.stack.pop() {
+                release(v);
+            }
+        }
         self.depth -= 1;
         if let (Ok(v), Some(_)) = (&result, &function.name) {
-            // Keyed by identity (cheap); names are resolved once, at the end.
-            let (_, values) = self
-                .returns
-                .entry(Arc::as_ptr(function) as usize)
-                .or_insert_with(|| (function.clone(), Vec::new()));
-            note_return(values, v);
+            self.note_return(function, v);
         }
         result
+    }
+
+    /// Record `value` as returned by `function` (see `returns`).
+    #[inline]
+    fn note_return(&mut self, function: &Arc<Function>, value: &Value) {
+        let key = Arc::as_ptr(function) as usize;
+        let index = if self.last_return.0 == key {
+            self.last_return.1
+        } else {
+            self.return_entry(function)
+        };
+        note_return(&mut self.returns[index].1, value);
+    }
+
+    /// The place of `function` in `returns`, made on its first return.
+    #[inline(never)]
+    fn return_entry(&mut self, function: &Arc<Function>) -> usize {
+        let key = Arc::as_ptr(function) as usize;
+        let index = *self.returns_index.entry(key).or_insert_with(|| {
+            self.returns.push((function.clone(), SmallVec::new()));
+            self.returns.len() - 1
+        });
+        self.last_return = (key, index);
+        index
     }
 
     fn run_arity(
@@ -972,14 +1247,24 @@ impl<'h> Interp<'h> {
         if let Some(slot) = arity.self_slot {
             self.stack[f.base + slot as usize] = Value::Fn(function.clone());
         }
-        self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
+        if arity.rest.is_none() {
+            // `accepts` matched the count.
+            for (p, a) in arity.params.iter().zip(args) {
+                self.bind(p, dup(a), f)?;
+            }
+        } else {
+            self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
+        }
         loop {
             match self.eval(&arity.body, f) {
                 Err(Flow::Recur) => {
                     self.tick()?;
-                    // `recur` passes the rest parameter as one value.
-                    let values = std::mem::take(&mut self.recur_values);
-                    self.bind_recur(arity, values, f)?;
+                    // Empty when `recur` stored its values itself.
+                    if !self.recur_values.is_empty() {
+                        // `recur` passes the rest parameter as one value.
+                        let values = std::mem::take(&mut self.recur_values);
+                        self.bind_recur(arity, values, f)?;
+                    }
                 }
                 other => return other,
             }
@@ -1178,6 +1463,50 @@ impl<'h> Interp<'h> {
     }
 }
 
+/// A copy of `v`: scalars inline, anything else through `Clone` (a
+/// reference count).
+#[inline(always)]
+fn dup(v: &Value) -> Value {
+    match v {
+        Value::Nil => Value::Nil,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Native(n) => Value::Native(n),
+        _ => v.clone(),
+    }
+}
+
+/// The integer an evaluation gave, if it gave one.
+#[inline(always)]
+fn int_result(r: &EvalResult) -> Option<i64> {
+    match r {
+        Ok(Value::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+/// Whether `v` counts as true, dropping it.
+#[inline(always)]
+fn truthy(v: Value) -> bool {
+    let yes = v.truthy();
+    release(v);
+    yes
+}
+
+/// Drop `v`; a scalar, which owns nothing, without a call.
+#[inline(always)]
+fn release(v: Value) {
+    if matches!(
+        v,
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Native(_)
+    ) {
+        std::mem::forget(v);
+    } else {
+        drop(v);
+    }
+}
+
 /// What one parallel branch produced.
 struct Branch {
     result: EvalResult,
@@ -1187,20 +1516,26 @@ struct Branch {
 
 /// Keep `value` as the latest return value of its type: one value per
 /// type, so the list stays as short as the set of types.
-fn note_return(values: &mut Vec<Value>, value: &Value) {
+#[inline]
+fn note_return(values: &mut SmallVec<[Value; 2]>, value: &Value) {
     let kind = std::mem::discriminant(value);
     match values
         .iter_mut()
         .find(|v| std::mem::discriminant(*v) == kind)
     {
-        Some(slot) => *slot = value.clone(),
+        Some(slot) => release(std::mem::replace(slot, dup(value))),
         None => values.push(value.clone()),
     }
 }
 
 fn reword(flow: Flow, index: usize, index_error: &impl Fn(usize, Error) -> Error) -> Flow {
     match flow {
-        Flow::Error(e) => Flow::Error(Box::new(index_error(index, *e))),
+        Flow::Stop(mut stop) => {
+            if let Stop::Error(e) = *stop {
+                *stop = Stop::Error(index_error(index, e));
+            }
+            Flow::Stop(stop)
+        }
         other => other,
     }
 }
@@ -1213,7 +1548,12 @@ fn tool_value(name: &str) -> Value {
 
 fn with_span(flow: Flow, span: Span) -> Flow {
     match flow {
-        Flow::Error(e) => Flow::Error(Box::new(e.with_span(span))),
+        Flow::Stop(mut stop) => {
+            if let Stop::Error(e) = *stop {
+                *stop = Stop::Error(e.with_span(span));
+            }
+            Flow::Stop(stop)
+        }
         other => other,
     }
 }
@@ -1275,5 +1615,16 @@ pub(crate) fn data_reference(name: &str) -> String {
         format!("`data/{name}`")
     } else {
         format!("`(data {})`", crate::value::pr_str(&Value::str(name)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_eval_result_is_two_words() {
+        // Every node evaluated writes one; a larger one costs more to
+        // write, copy and test.
+        assert_eq!(std::mem::size_of::<super::Flow>(), 8);
+        assert_eq!(std::mem::size_of::<super::EvalResult>(), 16);
     }
 }

@@ -10,6 +10,7 @@ mod host;
 mod limits;
 mod machine;
 mod pattern;
+mod prim;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -22,7 +23,7 @@ use crate::value::{pr_str, ArcStr, Value};
 pub(crate) use analyze::CLOJURE_NAMESPACES;
 pub use host::{DataHost, Definition, Globals, Host, NoHost, ToolContext};
 pub use limits::Limits;
-pub(crate) use machine::{arity_error, EvalResult, Flow, Interp};
+pub(crate) use machine::{arity_error, EvalResult, Flow, Interp, Stop};
 
 /// The special forms a program can use (`def`, `if`, `let`, `fn`,
 /// `return`, ...), in a stable order; refused forms such as `try` are not
@@ -195,13 +196,15 @@ pub fn run(
     // next step reports the meter's error, but the last form may have no
     // next step.
     if let Some(e) = crate::meter::error() {
-        result = Err(Flow::Error(Box::new(e)));
+        result = Err(e.into());
     }
     let result = match result {
         Ok(v) => Ok(Outcome::Value(v)),
-        Err(Flow::Return(v)) => Ok(Outcome::Return(v)),
-        Err(Flow::Fail(v)) => Ok(Outcome::Fail(v)),
-        Err(Flow::Error(e)) => Err(*e),
+        Err(Flow::Stop(stop)) => match *stop {
+            Stop::Return(v) => Ok(Outcome::Return(v)),
+            Stop::Fail(v) => Ok(Outcome::Fail(v)),
+            Stop::Error(e) => Err(e),
+        },
         Err(Flow::Recur) => Err(Error::validation("`recur` escaped its loop")),
     };
     drop(metered);

@@ -19,8 +19,11 @@ use crate::reader::{Form, FormKind};
 use crate::value::{ArcStr, Map, Set, Value};
 
 use super::expr::{
-    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, ToolCall, ToolName,
+    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, SelfCall, ToolCall,
+    ToolName,
 };
+use super::pattern::Pattern;
+use super::prim::PrimOp;
 
 /// Namespaces whose functions are our builtins under their plain names.
 pub(crate) const CLOJURE_NAMESPACES: &[&str] = &[
@@ -145,8 +148,39 @@ struct FnScope {
     next_slot: u32,
     frame_size: u32,
     captures: Vec<(ArcStr, CaptureFrom)>,
-    /// Number of values `recur` must pass here, when `recur` is allowed.
-    recur_arity: Option<usize>,
+    /// What `recur` rebinds here, when `recur` is allowed.
+    recur: Option<RecurTarget>,
+    /// The slot of a named `fn`'s own name, in the arity being analyzed.
+    self_slot: Option<u32>,
+    /// Whether that name is used other than to call the function (as a
+    /// value, or captured): only then does the slot hold the function.
+    self_used: bool,
+}
+
+/// The bindings of a `loop` or the parameters of a `fn` arity, as `recur`
+/// sees them.
+#[derive(Clone)]
+pub(super) struct RecurTarget {
+    /// Number of values `recur` must pass.
+    pub arity: usize,
+    /// The frame slot of each value when every binding is a plain name:
+    /// `recur` then stores its values there itself.
+    pub slots: Option<Vec<u32>>,
+}
+
+impl RecurTarget {
+    pub(super) fn of<'p>(patterns: impl Iterator<Item = &'p Pattern>) -> RecurTarget {
+        let slots: Vec<Option<u32>> = patterns
+            .map(|p| match p {
+                Pattern::Bind(slot) => Some(*slot),
+                _ => None,
+            })
+            .collect();
+        RecurTarget {
+            arity: slots.len(),
+            slots: slots.into_iter().collect(),
+        }
+    }
 }
 
 enum LocalRef {
@@ -204,9 +238,12 @@ impl Analyzer {
     }
 
     fn lookup_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
-        let scope = &self.scopes[depth];
-        if let Some((_, slot)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
-            return Some(LocalRef::Local(*slot));
+        let scope = &mut self.scopes[depth];
+        if let Some(&(_, slot)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
+            if scope.self_slot == Some(slot) {
+                scope.self_used = true;
+            }
+            return Some(LocalRef::Local(slot));
         }
         if let Some(i) = scope.captures.iter().position(|(n, _)| n == name) {
             return Some(LocalRef::Capture(i as u32));
@@ -490,8 +527,29 @@ impl Analyzer {
         }
     }
 
+    /// True when `name` is, here, the name of the named `fn` being
+    /// analyzed (not shadowed by a local).
+    fn is_self_name(&mut self, name: &str) -> bool {
+        let scope = self.scope();
+        scope.self_slot.is_some()
+            && scope
+                .locals
+                .iter()
+                .rev()
+                .find(|(n, _)| n.as_str() == name)
+                .map(|(_, slot)| *slot)
+                == scope.self_slot
+    }
+
     fn list(&mut self, head: &Form, args: &[Form], form: &Form, tail: bool) -> Result<Expr> {
         if let FormKind::Symbol(name) = &head.kind {
+            if self.is_self_name(name) {
+                let args = self.analyze_all(args)?;
+                return Ok(Expr::CallSelf(Box::new(SelfCall {
+                    args,
+                    span: form.span,
+                })));
+            }
             if self.lookup(name).is_none() {
                 if let Some(expr) = special::analyze(self, name, args, form, tail)? {
                     return Ok(expr);
@@ -548,6 +606,14 @@ impl Analyzer {
             };
             if n.name == "take" {
                 self.take_of_range(&mut call);
+            }
+            if let Some(op) = PrimOp::of_call(n.name, call.args.len()) {
+                return Expr::Prim(Box::new(PrimCall {
+                    op,
+                    id: call.id,
+                    args: call.args,
+                    span,
+                }));
             }
             return Expr::CallNative(Box::new(call));
         }
@@ -618,18 +684,24 @@ impl Analyzer {
                 scope.frame_size = 0;
             }
             let self_slot = name.map(|n| self.declare(n));
+            {
+                let scope = self.scope();
+                scope.self_slot = self_slot;
+                scope.self_used = false;
+            }
             let (fixed, rest) = destructure::split_rest(params, "parameter vector")?;
             let mut patterns = Vec::with_capacity(fixed.len());
             for p in fixed {
                 patterns.push(self.pattern(p)?);
             }
             let rest = rest.map(|r| self.pattern(r)).transpose()?;
-            let arity_count = patterns.len() + usize::from(rest.is_some());
-            let saved = self.scope().recur_arity.replace(arity_count);
+            let target = RecurTarget::of(patterns.iter().chain(rest.as_ref()));
+            let saved = self.scope().recur.replace(target);
             let body = self.body(body, true);
-            self.scope().recur_arity = saved;
+            self.scope().recur = saved;
             let body = body?;
             let frame_size = self.scope().frame_size;
+            let self_slot = self_slot.filter(|_| self.scope().self_used);
             out.push((
                 *params_form,
                 Arity {

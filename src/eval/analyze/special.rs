@@ -5,9 +5,11 @@ use crate::error::{Error, Result, Span};
 use crate::reader::{Form, FormKind};
 use crate::value::{ArcStr, Value};
 
-use super::super::expr::{Case, Def, Expr, For, ForClause, Let, ToolCall, ToolName, WhereExpr};
+use super::super::expr::{
+    Case, Def, Expr, For, ForClause, Let, Recur, ToolCall, ToolName, WhereExpr,
+};
 use super::desugar::{self, list, sym, vector};
-use super::{quote, Analyzer};
+use super::{quote, Analyzer, RecurTarget};
 
 const SPECIAL_FORMS: &[&str] = &[
     "quote",
@@ -263,9 +265,10 @@ pub(super) fn analyze(
                 pairs.push((a.pattern(&b[0])?, init));
             }
             let body = if name == "loop" {
-                let saved = a.scope().recur_arity.replace(pairs.len());
+                let target = super::RecurTarget::of(pairs.iter().map(|(p, _)| p));
+                let saved = a.scope().recur.replace(target);
                 let body = a.body(body, true);
-                a.scope().recur_arity = saved;
+                a.scope().recur = saved;
                 body?
             } else {
                 a.body(body, tail)?
@@ -282,9 +285,9 @@ pub(super) fn analyze(
             }
         }
         "recur" => {
-            let expected = a.scope().recur_arity;
+            let expected = a.scope().recur.clone();
             match expected {
-                Some(n) if tail => {
+                Some(RecurTarget { arity: n, slots }) if tail => {
                     if args.len() != n {
                         return Err(Error::arity(format!(
                             "`recur` expects {n} argument{}, got {}",
@@ -293,7 +296,10 @@ pub(super) fn analyze(
                         ))
                         .with_span(span));
                     }
-                    Expr::Recur(a.analyze_all(args)?)
+                    Expr::Recur(Box::new(Recur {
+                        args: a.analyze_all(args)?,
+                        slots,
+                    }))
                 }
                 Some(_) => {
                     return Err(Error::validation(

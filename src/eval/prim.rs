@@ -1,0 +1,128 @@
+//! Arithmetic and comparison builtins computed in place on integers.
+//!
+//! A call of `+ - * < > <= >= = == not= inc dec` with a few arguments,
+//! when the name is the builtin (not shadowed by a user definition), is
+//! analyzed to an `Expr::Prim` node. Its arguments are evaluated as for
+//! any call; when they are all integers and the result needs no more
+//! than a machine operation, it is computed here. Anything else (floats,
+//! other types, an overflow) calls the builtin with the same arguments,
+//! so results and errors are exactly the builtin's.
+
+/// An operation with an inline integer form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PrimOp {
+    Add,
+    Sub,
+    Mul,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    /// `=` and `==`: the same on integers.
+    Eq,
+    NotEq,
+    Inc,
+    Dec,
+}
+
+impl PrimOp {
+    /// The operation of the builtin `name` called with `args` arguments,
+    /// when that call has an inline integer form.
+    pub(crate) fn of_call(name: &str, args: usize) -> Option<PrimOp> {
+        let op = match name {
+            "+" => PrimOp::Add,
+            "-" => PrimOp::Sub,
+            "*" => PrimOp::Mul,
+            "<" => PrimOp::Lt,
+            ">" => PrimOp::Gt,
+            "<=" => PrimOp::Le,
+            ">=" => PrimOp::Ge,
+            "=" | "==" => PrimOp::Eq,
+            "not=" => PrimOp::NotEq,
+            "inc" => PrimOp::Inc,
+            "dec" => PrimOp::Dec,
+            _ => return None,
+        };
+        let fits = match op {
+            // Folds from the left, as the builtins do.
+            PrimOp::Add | PrimOp::Sub | PrimOp::Mul => (1..=3).contains(&args),
+            PrimOp::Inc | PrimOp::Dec => args == 1,
+            _ => args == 2,
+        };
+        fits.then_some(op)
+    }
+
+    /// The operation on one integer; `None` to leave it to the builtin.
+    #[inline(always)]
+    pub(crate) fn int1(self, a: i64) -> Option<i64> {
+        match self {
+            PrimOp::Add | PrimOp::Mul => Some(a),
+            PrimOp::Sub => a.checked_neg(),
+            PrimOp::Inc => a.checked_add(1),
+            PrimOp::Dec => a.checked_sub(1),
+            _ => None,
+        }
+    }
+
+    /// An arithmetic operation on two integers; `None` on overflow (or
+    /// for a comparison).
+    #[inline(always)]
+    pub(crate) fn arith(self, a: i64, b: i64) -> Option<i64> {
+        match self {
+            PrimOp::Add => a.checked_add(b),
+            PrimOp::Sub => a.checked_sub(b),
+            PrimOp::Mul => a.checked_mul(b),
+            _ => None,
+        }
+    }
+
+    /// A comparison of two integers; `None` for an arithmetic operation.
+    #[inline(always)]
+    pub(crate) fn compare(self, a: i64, b: i64) -> Option<bool> {
+        match self {
+            PrimOp::Lt => Some(a < b),
+            PrimOp::Gt => Some(a > b),
+            PrimOp::Le => Some(a <= b),
+            PrimOp::Ge => Some(a >= b),
+            PrimOp::Eq => Some(a == b),
+            PrimOp::NotEq => Some(a != b),
+            _ => None,
+        }
+    }
+
+    /// True for the operations whose two-argument result is a boolean.
+    #[inline(always)]
+    pub(crate) fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            PrimOp::Lt | PrimOp::Gt | PrimOp::Le | PrimOp::Ge | PrimOp::Eq | PrimOp::NotEq
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PrimOp;
+
+    #[test]
+    fn only_the_shapes_with_an_inline_form_are_chosen() {
+        assert_eq!(PrimOp::of_call("+", 3), Some(PrimOp::Add));
+        assert_eq!(PrimOp::of_call("+", 0), None);
+        assert_eq!(PrimOp::of_call("+", 4), None);
+        assert_eq!(PrimOp::of_call("<", 3), None);
+        assert_eq!(PrimOp::of_call("inc", 2), None);
+        assert_eq!(PrimOp::of_call("==", 2), Some(PrimOp::Eq));
+        assert_eq!(PrimOp::of_call("max", 2), None);
+    }
+
+    #[test]
+    fn overflow_is_left_to_the_builtin() {
+        assert_eq!(PrimOp::Add.arith(i64::MAX, 1), None);
+        assert_eq!(PrimOp::Mul.arith(i64::MIN, -1), None);
+        assert_eq!(PrimOp::Sub.int1(i64::MIN), None);
+        assert_eq!(PrimOp::Inc.int1(i64::MAX), None);
+        assert_eq!(PrimOp::Dec.int1(i64::MIN), None);
+        assert_eq!(PrimOp::Lt.arith(1, 2), None);
+        assert_eq!(PrimOp::Add.compare(1, 2), None);
+    }
+}

@@ -1,0 +1,186 @@
+//! The evaluator's fast paths give what the general ones give: integer
+//! arithmetic and comparisons computed in place, `recur` storing into its
+//! slots, self calls of named functions, return values recorded cheaply.
+
+use ptc_lisp::error::ErrorKind;
+use ptc_lisp::eval::{self, Globals, NoHost, Program, RunOptions};
+use ptc_lisp::value::pr_str;
+
+use crate::util::eval;
+
+fn error_of(src: &str) -> ptc_lisp::error::Error {
+    match eval(src) {
+        Ok(v) => panic!("`{src}` should fail, gave {}", pr_str(&v)),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn arithmetic_on_integers_and_everything_else() {
+    assert_eval!("(+ 1 2)", "3");
+    assert_eval!("(+ 1 2 3)", "6");
+    assert_eval!("(+ 7)", "7");
+    assert_eval!("(- 7)", "-7");
+    assert_eval!("(- 10 3 2)", "5");
+    assert_eval!("(* 2 3 4)", "24");
+    assert_eval!("(inc 41)", "42");
+    assert_eval!("(dec 43)", "42");
+    // Floats and mixed operands go through the builtin.
+    assert_eval!("(+ 1 2.5)", "3.5");
+    assert_eval!("(* 2 1.5 2)", "6.0");
+    assert_eval!("(inc 1.5)", "2.5");
+    assert_eval!("(- 0.5)", "-0.5");
+    // More arguments than the inline forms take.
+    assert_eval!("(+ 1 2 3 4 5)", "15");
+}
+
+#[test]
+fn comparisons_on_integers_and_everything_else() {
+    assert_eval!(
+        "[(< 1 2) (> 1 2) (<= 2 2) (>= 1 2)]",
+        "[true false true false]"
+    );
+    assert_eval!(
+        "[(= 2 2) (== 2 2) (not= 2 3) (not= 2 2)]",
+        "[true true true false]"
+    );
+    // `=` keeps integers and floats apart; `==` does not.
+    assert_eval!("[(= 1 1.0) (== 1 1.0)]", "[false true]");
+    assert_eval!(
+        "[(= \"a\" \"a\") (= [1 2] '(1 2)) (not= :a :b)]",
+        "[true true true]"
+    );
+    assert_eval!("[(< 1 2.5) (< 1 2 3) (< 3 2 1)]", "[true true false]");
+    assert_eval!("(if (< 1 2) :yes :no)", ":yes");
+    assert_eval!("(if (> 1.5 2) :yes :no)", ":no");
+    assert_eval!("(if (= :a :a) :yes :no)", ":yes");
+}
+
+#[test]
+fn overflow_is_still_an_arithmetic_error() {
+    for src in [
+        "(+ 9223372036854775807 1)",
+        "(+ 9223372036854775800 7 1)",
+        "(- -9223372036854775808 1)",
+        "(- -9223372036854775808)",
+        "(* 4611686018427387904 2)",
+        "(* 2 2 4611686018427387904)",
+        "(inc 9223372036854775807)",
+        "(dec -9223372036854775808)",
+        "(loop [i 9223372036854775806] (recur (inc i)))",
+    ] {
+        let e = error_of(src);
+        assert_eq!(e.kind(), ErrorKind::Arithmetic, "{src}: {e}");
+        assert!(e.to_string().contains("overflow"), "{src}: {e}");
+    }
+}
+
+#[test]
+fn type_errors_name_the_builtin_and_carry_the_location() {
+    let e = error_of("(let [x 1]\n  (+ x \"a\"))");
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.to_string().contains('+'), "{e}");
+    assert_eq!(e.span().map(|s| s.line), Some(2));
+    let e = error_of("(if (< 1 :a) 1 2)");
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert!(e.to_string().contains('<'), "{e}");
+    // An argument's own error keeps its own message.
+    let e = error_of("(+ 1 (inc \"x\"))");
+    assert!(e.to_string().contains("inc"), "{e}");
+}
+
+#[test]
+fn a_user_definition_shadows_the_inline_forms() {
+    assert_eval!("(defn inc [x] (str x \"!\")) (inc 1)", "\"1!\"");
+    assert_eval!("(defn + [a b] (* a b)) (+ 3 4)", "12");
+    assert_eval!("(def < >) (if (< 1 2) :lt :ge)", ":ge");
+    // A local of the same name is a plain call.
+    assert_eval!("(let [+ str] (+ 1 2))", "\"12\"");
+}
+
+#[test]
+fn recur_rebinds_plain_names_and_patterns() {
+    assert_eval!(
+        "(loop [i 0 a 0 b 1 c 2] (if (< i 3) (recur (inc i) b c a) [a b c]))",
+        "[0 1 2]"
+    );
+    assert_eval!(
+        "(loop [[a b] [1 2] n 0] (if (< n 3) (recur [b (+ a b)] (inc n)) [a b n]))",
+        "[5 8 3]"
+    );
+    assert_eval!(
+        "(loop [i 0 s \"\"] (if (< i 3) (recur (inc i) (str s i)) s))",
+        "\"012\""
+    );
+    assert_eval!(
+        "((fn f [n acc] (if (zero? n) acc (recur (dec n) (* acc n)))) 10 1)",
+        "3628800"
+    );
+    assert_eval!(
+        "((fn [x & more] (if (seq more) (recur (+ x (first more)) (next more)) x)) 1 2 3 4)",
+        "10"
+    );
+    assert_eval!("(loop [] 5)", "5");
+}
+
+#[test]
+fn named_functions_call_themselves_and_are_values() {
+    assert_eval!(
+        "(defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))) (fib 15)",
+        "610"
+    );
+    // The name as a value and captured by an inner closure.
+    assert_eval!(
+        "(defn f [n] (if (zero? n) :done (f (dec n)))) [(f 5) (fn? f)]",
+        "[:done true]"
+    );
+    assert_eval!("((fn g [x] (if (> x 0) (g (dec x)) (fn? g))) 3)", "true");
+    assert_eval!(
+        "(defn k [x] (map (fn [y] (if (> y 0) (k (dec y)) y)) [x])) (k 2)",
+        "[[[0]]]"
+    );
+    // Another arity of the same function.
+    assert_eval!("(defn h ([x] (h x 1)) ([x y] (+ x y))) (h 4)", "5");
+    // A local of the same name shadows the function.
+    assert_eval!("(defn a [x] (let [a inc] (a x))) (a 1)", "2");
+    let e = error_of("(defn d [n] (d (inc n))) (d 0)");
+    assert_eq!(e.kind(), ErrorKind::DepthLimit);
+}
+
+fn run(src: &str) -> eval::RunOutput {
+    let program = Program::compile(src).expect("compiles");
+    eval::run(
+        &program,
+        &NoHost,
+        &Globals::default(),
+        RunOptions::default(),
+    )
+}
+
+#[test]
+fn steps_count_calls_and_iterations_as_before() {
+    // One step for the form, one per `recur`.
+    let out = run("(loop [i 0] (if (< i 10) (recur (inc i)) i))");
+    assert_eq!(out.steps, 11);
+    // One step for each form and one per call: fib 10 makes 177 calls.
+    let out = run("(defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))) (fib 10)");
+    assert_eq!(out.steps, 2 + 177);
+}
+
+#[test]
+fn return_values_are_recorded_per_type_latest_first_seen_order() {
+    let out = run("(defn g [x] (if (pos? x) x nil)) (g 1) (g -1) (g 5) \
+         (defn f [n] (if (zero? n) :done (f (dec n)))) (f 3)");
+    let returns: Vec<(String, Vec<String>)> = out
+        .returns
+        .iter()
+        .map(|(name, values)| (name.to_string(), values.iter().map(pr_str).collect()))
+        .collect();
+    assert_eq!(
+        returns,
+        vec![
+            ("f".to_string(), vec![":done".to_string()]),
+            ("g".to_string(), vec!["5".to_string(), "nil".to_string()]),
+        ]
+    );
+}
