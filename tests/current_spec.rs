@@ -380,3 +380,16 @@ fn repl_doc_finds_tools_by_bare_name_and_apropos_lists_names() {
     assert_eq!(code, 1);
     assert!(err.contains("`:apropos` needs some text"), "{err}");
 }
+
+/// As in Clojure, `source` shows a definition as it was written, comments
+/// and layout included, also in a later turn.
+#[test]
+fn source_shows_a_definition_as_written() {
+    let mut s = Session::new();
+    let program = "(defn area\n  \"Square area\" ;; w is the side\n  [w] (* w w))";
+    ok(&mut s, &format!("{program} (def unit #{{1}})"));
+    let turn = s.eval("(source area) (source unit)").clone();
+    let mut expected: Vec<&str> = program.lines().collect();
+    expected.push("(def unit #{1})");
+    assert_eq!(turn.prints, expected);
+}

@@ -48,7 +48,7 @@ impl Program {
     /// Read and analyze source text.
     pub fn compile(source: &str) -> Result<Program> {
         let forms = reader::read_program(source)?;
-        Self::from_forms(&forms)
+        Self::analyzed(&forms, None, Some(source))
     }
 
     /// Read and analyze source text whose literals must keep to the size
@@ -58,7 +58,7 @@ impl Program {
     pub fn compile_with_limits(source: &str, limits: &Limits) -> Result<Program> {
         let forms = reader::read_program(source)?;
         reader::check_literal_sizes(&forms, limits.max_collection)?;
-        Self::from_forms(&forms)
+        Self::analyzed(&forms, None, Some(source))
     }
 
     /// Read and analyze source text to run in the user namespace
@@ -69,25 +69,29 @@ impl Program {
     pub fn compile_for(source: &str, limits: &Limits, globals: &Globals) -> Result<Program> {
         let forms = reader::read_program(source)?;
         reader::check_literal_sizes(&forms, limits.max_collection)?;
-        let root = analyze::analyze_program(&forms, Some(globals))?;
-        Ok(Program {
-            root: Arc::new(root),
-        })
+        Self::analyzed(&forms, Some(globals), Some(source))
     }
 
     /// Analyze forms that were already read, to run in the user namespace
     /// `globals` (see [`Program::compile_for`]).
     pub fn from_forms_for(forms: &[reader::Form], globals: &Globals) -> Result<Program> {
-        let root = analyze::analyze_program(forms, Some(globals))?;
-        Ok(Program {
-            root: Arc::new(root),
-        })
+        Self::analyzed(forms, Some(globals), None)
     }
 
     /// Analyze forms that were already read. Only the program's own
     /// definitions shadow builtins (see [`Program::compile_for`]).
     pub fn from_forms(forms: &[reader::Form]) -> Result<Program> {
-        let root = analyze::analyze_program(forms, None)?;
+        Self::analyzed(forms, None, None)
+    }
+
+    /// Analyze `forms`, read from `text` when it is given (definitions
+    /// then keep their source as written).
+    fn analyzed(
+        forms: &[reader::Form],
+        globals: Option<&Globals>,
+        text: Option<&str>,
+    ) -> Result<Program> {
+        let root = analyze::analyze_program(forms, globals, text)?;
         Ok(Program {
             root: Arc::new(root),
         })

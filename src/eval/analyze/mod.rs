@@ -71,9 +71,11 @@ fn namespace_group(ns: &str) -> &'static str {
 pub(crate) fn analyze_program(
     forms: &[Form],
     globals: Option<&crate::eval::Globals>,
+    text: Option<&str>,
 ) -> Result<Arity> {
     let defined = |name: &str| globals.is_some_and(|g| g.get(name).is_some());
     let mut a = Analyzer::new();
+    a.text = text.map(str::to_string);
     if let Some(g) = globals {
         a.aliases = g
             .aliases()
@@ -114,6 +116,9 @@ pub(super) struct Analyzer {
     /// `(require '[clojure.string :as s])` aliases seen so far, alias to
     /// namespace.
     aliases: Vec<(String, String)>,
+    /// The program's text, when it was read from text: a definition's
+    /// `source` is then its text as written, as in Clojure.
+    text: Option<String>,
 }
 
 /// Call `found` with every name a `def`, `defn`, `defn-` or `defonce`
@@ -196,6 +201,20 @@ impl Analyzer {
             gensym: 0,
             shadowed: std::collections::HashSet::new(),
             aliases: Vec::new(),
+            text: None,
+        }
+    }
+
+    /// The source of a definition form: as written when the program's
+    /// text is known, printed from the form otherwise.
+    pub(super) fn source_of(&self, form: &Form) -> ArcStr {
+        let written = self
+            .text
+            .as_deref()
+            .and_then(|t| t.get(form.span.start..form.span.end));
+        match written {
+            Some(text) => ArcStr::from(text),
+            None => ArcStr::from(form_text(form)),
         }
     }
 

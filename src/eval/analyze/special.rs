@@ -362,7 +362,7 @@ pub(super) fn analyze(
                 doc,
                 value: a.lambda_expr(lambda),
                 once: false,
-                source: ArcStr::from(super::form_text(form)),
+                source: a.source_of(form),
             }))
         }
         "def" | "defonce" => {
@@ -410,7 +410,7 @@ pub(super) fn analyze(
                 doc,
                 value,
                 once: name == "defonce",
-                source: ArcStr::from(super::form_text(form)),
+                source: a.source_of(form),
             }))
         }
         "if-let" | "when-let" | "if-some" | "when-some" => {
