@@ -27,7 +27,9 @@ mod strings;
 mod unsupported;
 mod walk;
 
-use std::collections::HashMap;
+/// Name tables hash with foldhash: they are looked up for every symbol a
+/// program uses.
+type HashMap<K, V> = std::collections::HashMap<K, V, crate::value::FixedState>;
 use std::sync::OnceLock;
 
 use crate::error::{Error, ErrorKind};
@@ -91,8 +93,8 @@ impl Registry {
     fn new() -> Self {
         Registry {
             builtins: Vec::with_capacity(400),
-            by_name: HashMap::with_capacity(512),
-            constants: HashMap::new(),
+            by_name: HashMap::with_capacity_and_hasher(512, Default::default()),
+            constants: HashMap::default(),
             group: "core",
         }
     }

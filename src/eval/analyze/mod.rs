@@ -68,6 +68,9 @@ fn namespace_group(ns: &str) -> &'static str {
 /// in the program itself, and its `require` aliases hold. Shadowing is
 /// decided here, once, so the builtin calls of programs that shadow
 /// nothing stay direct calls.
+/// Names looked up for every symbol analyzed (foldhash, not SipHash).
+type NameSet = std::collections::HashSet<String, crate::value::FixedState>;
+
 pub(crate) fn analyze_program(
     forms: &[Form],
     globals: Option<&crate::eval::Globals>,
@@ -83,7 +86,7 @@ pub(crate) fn analyze_program(
             .collect();
     }
     let registry = a.registry;
-    let mut shadowed = std::collections::HashSet::new();
+    let mut shadowed = NameSet::default();
     collect_definitions(forms, &mut |name| {
         if registry.lookup(name).is_some() {
             shadowed.insert(name.to_string());
@@ -112,7 +115,7 @@ pub(super) struct Analyzer {
     registry: &'static Registry,
     gensym: u32,
     /// Builtin names a user definition shadows (see `analyze_program`).
-    shadowed: std::collections::HashSet<String>,
+    shadowed: NameSet,
     /// `(require '[clojure.string :as s])` aliases seen so far, alias to
     /// namespace.
     aliases: Vec<(String, String)>,
@@ -199,7 +202,7 @@ impl Analyzer {
             scopes: Vec::new(),
             registry: builtins::registry(),
             gensym: 0,
-            shadowed: std::collections::HashSet::new(),
+            shadowed: NameSet::default(),
             aliases: Vec::new(),
             text: None,
         }
