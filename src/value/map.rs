@@ -16,7 +16,9 @@
 //! `into`, JSON objects), and the first change through a shared one
 //! continues from a persistent twin (an `imbl` hash trie) built once.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use super::twin::Twin;
 
 use super::{hash_one, ArcStr, FixedState, Value};
 
@@ -59,44 +61,31 @@ impl Shape {
         &self.keys
     }
 
-    /// Where `key` is among the keys: keywords are interned, so a pointer
-    /// comparison finds most.
+    /// Where `key` is among the keys.
     fn position(&self, key: &Value) -> Option<usize> {
-        if let Value::Keyword(name) = key {
-            let same = |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
-            if let Some(i) = self.keys.iter().position(same) {
-                return Some(i);
-            }
-        }
-        self.keys.iter().position(|k| k == key)
+        key_position(self.keys.iter(), key)
     }
+}
+
+/// Where `key` is among `keys`. Keywords are interned: a pointer
+/// comparison finds most, before any text is compared.
+fn key_position<'a>(keys: impl Iterator<Item = &'a Value> + Clone, key: &Value) -> Option<usize> {
+    if let Value::Keyword(name) = key {
+        let same = |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
+        if let Some(i) = keys.clone().position(same) {
+            return Some(i);
+        }
+    }
+    keys.into_iter().position(|k| k == key)
 }
 
 /// A hash table, and the persistent twin of it made on first need.
-#[derive(Debug)]
-struct Flat {
-    table: Table,
-    persistent: OnceLock<HashMap>,
-}
+type Flat = Twin<Table, HashMap>;
 
-impl Flat {
-    fn new(table: Table) -> Arc<Flat> {
-        Arc::new(Flat {
-            table,
-            persistent: OnceLock::new(),
-        })
-    }
-
-    fn persistent(&self) -> HashMap {
-        self.persistent
-            .get_or_init(|| {
-                self.table
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .clone()
-    }
+/// A copy of the persistent twin of `f`, to change.
+fn trie(f: &Flat) -> HashMap {
+    f.persistent(|table| table.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .clone()
 }
 
 impl Default for Map {
@@ -148,7 +137,7 @@ impl Map {
         match &self.repr {
             Repr::Array(v) => v.len(),
             Repr::Shaped(_, values) => values.len(),
-            Repr::Flat(f) => f.table.len(),
+            Repr::Flat(f) => f.items.len(),
             Repr::Hash(h) => h.len(),
         }
     }
@@ -165,19 +154,9 @@ impl Map {
 
     pub fn get(&self, key: &Value) -> Option<&Value> {
         match &self.repr {
-            Repr::Array(v) => {
-                // Keywords are interned: a pointer comparison finds most.
-                if let Value::Keyword(name) = key {
-                    let same =
-                        |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
-                    if let Some((_, v)) = v.iter().find(|(k, _)| same(k)) {
-                        return Some(v);
-                    }
-                }
-                v.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-            }
+            Repr::Array(v) => key_position(v.iter().map(|(k, _)| k), key).map(|i| &v[i].1),
             Repr::Shaped(shape, values) => shape.position(key).map(|i| &values[i]),
-            Repr::Flat(f) => f.table.get(key),
+            Repr::Flat(f) => f.items.get(key),
             Repr::Hash(h) => h.get(key),
         }
     }
@@ -240,13 +219,12 @@ impl Map {
                     self.repr = Repr::Flat(Flat::new(table));
                 }
             }
-            Repr::Flat(f) => match Arc::get_mut(f) {
-                Some(flat) => {
-                    flat.persistent.take();
-                    flat.table.insert(key, value);
+            Repr::Flat(f) => match Flat::unshared(f) {
+                Some(table) => {
+                    table.insert(key, value);
                 }
                 None => {
-                    let mut h = f.persistent();
+                    let mut h = trie(f);
                     h.insert(key, value);
                     self.repr = Repr::Hash(h);
                 }
@@ -267,16 +245,15 @@ impl Map {
         }
         match &mut self.repr {
             Repr::Array(v) => v.retain(|(k, _)| k != key),
-            Repr::Flat(f) => match Arc::get_mut(f) {
-                Some(flat) => {
-                    flat.persistent.take();
-                    flat.table.remove(key);
+            Repr::Flat(f) => match Flat::unshared(f) {
+                Some(table) => {
+                    table.remove(key);
                 }
                 None => {
-                    if !f.table.contains_key(key) {
+                    if !f.items.contains_key(key) {
                         return;
                     }
-                    let mut h = f.persistent();
+                    let mut h = trie(f);
                     h.remove(key);
                     self.repr = Repr::Hash(h);
                 }
@@ -314,7 +291,7 @@ impl Map {
         match &self.repr {
             Repr::Array(v) => MapIter::Array(v.iter()),
             Repr::Shaped(shape, values) => MapIter::Shaped(shape.keys.iter().zip(values.iter())),
-            Repr::Flat(f) => MapIter::Flat(f.table.iter()),
+            Repr::Flat(f) => MapIter::Flat(f.items.iter()),
             Repr::Hash(h) => MapIter::Hash(h.iter()),
         }
     }

@@ -14,6 +14,7 @@ mod map;
 mod pretty;
 mod print;
 mod set;
+mod twin;
 mod vector;
 
 use std::hash::{Hash, Hasher};

@@ -9,7 +9,9 @@
 //! from, so `conj` and `disj` on shared sets stay O(log n) however often
 //! they are repeated.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use super::twin::Twin;
 
 use super::{hash_one, FixedState, Value};
 
@@ -31,25 +33,12 @@ enum Repr {
 }
 
 /// A hash table, and the persistent twin of it made on first need.
-#[derive(Debug)]
-struct Flat {
-    table: Table,
-    persistent: OnceLock<HashSet>,
-}
+type Flat = Twin<Table, HashSet>;
 
-impl Flat {
-    fn new(table: Table) -> Arc<Flat> {
-        Arc::new(Flat {
-            table,
-            persistent: OnceLock::new(),
-        })
-    }
-
-    fn persistent(&self) -> HashSet {
-        self.persistent
-            .get_or_init(|| self.table.iter().cloned().collect())
-            .clone()
-    }
+/// A copy of the persistent twin of `f`, to change.
+fn trie(f: &Flat) -> HashSet {
+    f.persistent(|table| table.iter().cloned().collect())
+        .clone()
 }
 
 impl Default for Set {
@@ -82,7 +71,7 @@ impl Set {
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),
-            Repr::Flat(f) => f.table.len(),
+            Repr::Flat(f) => f.items.len(),
             Repr::Hash(h) => h.len(),
         }
     }
@@ -94,7 +83,7 @@ impl Set {
     pub fn contains(&self, v: &Value) -> bool {
         match &self.repr {
             Repr::Array(items) => items.contains(v),
-            Repr::Flat(f) => f.table.contains(v),
+            Repr::Flat(f) => f.items.contains(v),
             Repr::Hash(h) => h.contains(v),
         }
     }
@@ -121,16 +110,15 @@ impl Set {
                     self.repr = Repr::Flat(Flat::new(table));
                 }
             }
-            Repr::Flat(f) => match Arc::get_mut(f) {
-                Some(flat) => {
-                    flat.persistent.take();
-                    flat.table.insert(v);
+            Repr::Flat(f) => match Flat::unshared(f) {
+                Some(table) => {
+                    table.insert(v);
                 }
                 None => {
-                    if f.table.contains(&v) {
+                    if f.items.contains(&v) {
                         return;
                     }
-                    let mut h = f.persistent();
+                    let mut h = trie(f);
                     h.insert(v);
                     self.repr = Repr::Hash(h);
                 }
@@ -144,16 +132,15 @@ impl Set {
     pub fn remove(&mut self, v: &Value) {
         match &mut self.repr {
             Repr::Array(items) => items.retain(|x| x != v),
-            Repr::Flat(f) => match Arc::get_mut(f) {
-                Some(flat) => {
-                    flat.persistent.take();
-                    flat.table.remove(v);
+            Repr::Flat(f) => match Flat::unshared(f) {
+                Some(table) => {
+                    table.remove(v);
                 }
                 None => {
-                    if !f.table.contains(v) {
+                    if !f.items.contains(v) {
                         return;
                     }
-                    let mut h = f.persistent();
+                    let mut h = trie(f);
                     h.remove(v);
                     self.repr = Repr::Hash(h);
                 }
@@ -167,7 +154,7 @@ impl Set {
     pub fn iter(&self) -> Box<dyn Iterator<Item = &Value> + '_> {
         match &self.repr {
             Repr::Array(items) => Box::new(items.iter()),
-            Repr::Flat(f) => Box::new(f.table.iter()),
+            Repr::Flat(f) => Box::new(f.items.iter()),
             Repr::Hash(h) => Box::new(h.iter()),
         }
     }

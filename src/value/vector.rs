@@ -19,7 +19,9 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Index;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+
+use super::twin::Twin;
 
 use super::Value;
 
@@ -43,23 +45,11 @@ enum Repr {
 }
 
 /// A large array, and the persistent twin of it made on first need.
-struct Flat {
-    items: Vec<Value>,
-    persistent: OnceLock<Tree>,
-}
+type Flat = Twin<Vec<Value>, Tree>;
 
-impl Flat {
-    fn new(items: Vec<Value>) -> Arc<Flat> {
-        Arc::new(Flat {
-            items,
-            persistent: OnceLock::new(),
-        })
-    }
-
-    fn persistent(&self) -> &Tree {
-        self.persistent
-            .get_or_init(|| self.items.iter().cloned().collect())
-    }
+/// The persistent twin of `f`.
+fn tree_of(f: &Flat) -> &Tree {
+    f.persistent(|items| items.iter().cloned().collect())
 }
 
 impl Default for Repr {
@@ -161,10 +151,7 @@ impl Vector {
     fn array_mut(&mut self) -> Option<&mut Vec<Value>> {
         match &mut self.0 {
             Repr::Small(v) => Some(v),
-            Repr::Flat(f) => Arc::get_mut(f).map(|flat| {
-                flat.persistent.take();
-                &mut flat.items
-            }),
+            Repr::Flat(f) => Flat::unshared(f),
             Repr::Tree(_) => None,
         }
     }
@@ -178,7 +165,7 @@ impl Vector {
             Repr::Small(v) => Some(Tree::from(std::mem::take(v))),
             Repr::Flat(f) => match Arc::get_mut(f) {
                 Some(flat) => Some(Tree::from(std::mem::take(&mut flat.items))),
-                None => Some(f.persistent().clone()),
+                None => Some(tree_of(f).clone()),
             },
         };
         if let Some(tree) = tree {
@@ -284,7 +271,7 @@ impl Vector {
                 Vector(Repr::Small(self.iter().take(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => Vector(Repr::Tree(Box::new(f.persistent().take(count)))),
+            Repr::Flat(f) => Vector(Repr::Tree(Box::new(tree_of(f).take(count)))),
             Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.take(count)))),
         }
     }
@@ -300,7 +287,7 @@ impl Vector {
                 Vector(Repr::Small(self.iter().skip(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => Vector(Repr::Tree(Box::new(f.persistent().skip(count)))),
+            Repr::Flat(f) => Vector(Repr::Tree(Box::new(tree_of(f).skip(count)))),
             Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.skip(count)))),
         }
     }
