@@ -48,7 +48,22 @@ pub fn read_bytes(
     what: &str,
     limit_name: &str,
 ) -> Result<Vec<u8>, InputError> {
-    let mut bytes = Vec::new();
+    read_bytes_sized(reader, 0, limit, what, limit_name)
+}
+
+/// [`read_bytes`] into a buffer made for `expected` bytes (a file's size),
+/// so a large file is read without growing and copying the buffer.
+fn read_bytes_sized(
+    reader: impl Read,
+    expected: u64,
+    limit: u64,
+    what: &str,
+    limit_name: &str,
+) -> Result<Vec<u8>, InputError> {
+    // One byte past the limit tells a file that is too large; one past the
+    // expected size lets the final read see the end without a regrowth.
+    let capacity = expected.min(limit).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     reader
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)?;
@@ -75,7 +90,9 @@ pub fn read_file(
     what: &str,
     limit_name: &str,
 ) -> Result<Vec<u8>, InputError> {
-    read_bytes(std::fs::File::open(path)?, limit, what, limit_name)
+    let file = std::fs::File::open(path)?;
+    let expected = file.metadata().map(|m| m.len()).unwrap_or(0);
+    read_bytes_sized(file, expected, limit, what, limit_name)
 }
 
 /// [`read_text`] of a file.
@@ -85,7 +102,7 @@ pub fn read_file_text(
     what: &str,
     limit_name: &str,
 ) -> Result<String, InputError> {
-    read_text(std::fs::File::open(path)?, limit, what, limit_name)
+    String::from_utf8(read_file(path, limit, what, limit_name)?).map_err(|_| InputError::NotUtf8)
 }
 
 /// A program file read with [`MAX_PROGRAM_BYTES`].

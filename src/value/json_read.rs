@@ -102,15 +102,17 @@ struct Reader<'t> {
     /// The values of the integer literals beyond 64 bits in `text`, found
     /// on the first float that could be one.
     huge_integers: Option<Vec<f64>>,
-    keys: HashMap<Box<str>, ArcStr, rustc_hash::FxBuildHasher>,
+    /// The interned keys, by [`KeyId`].
+    key_names: Vec<ArcStr>,
+    keys: HashMap<Box<str>, KeyId, rustc_hash::FxBuildHasher>,
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
-    by_position: Vec<ArcStr>,
+    by_position: Vec<KeyId>,
     /// Recently read short strings, by [`short_string_slot`]: a direct-mapped
     /// cache, so a load keeps at most [`STRING_SLOTS`] of them alive.
     strings: Vec<Option<ArcStr>>,
     /// Key lists of recent objects, shared by the objects that repeat them.
-    shapes: Vec<Arc<Shape>>,
+    shapes: Vec<(KeyIds, Arc<Shape>)>,
     /// The number of keys of the object read last (at most
     /// [`SHAPE_POSITIONS`]), to size the next one.
     last_object_len: usize,
@@ -137,6 +139,7 @@ impl<'t> Reader<'t> {
         Reader {
             text: None,
             huge_integers: None,
+            key_names: Vec::new(),
             keys: HashMap::default(),
             by_position: Vec::new(),
             strings: vec![None; STRING_SLOTS],
@@ -152,57 +155,52 @@ impl<'t> Reader<'t> {
     /// of one shape (the items of an array, usually) repeat their keys
     /// in order, so the key last seen at the same position is tried
     /// before the table.
-    fn key(&mut self, position: usize, k: &str) -> ArcStr {
-        if let Some(last) = self.by_position.get(position) {
-            if last.as_str() == k {
-                return last.clone();
+    /// Keys are handled by number while an object is read, so that
+    /// reading one costs no reference counting.
+    fn key(&mut self, position: usize, k: &str) -> KeyId {
+        if let Some(&last) = self.by_position.get(position) {
+            if self.key_names[last as usize].as_str() == k {
+                return last;
             }
         }
-        let interned = match self.keys.get(k) {
-            Some(interned) => interned.clone(),
+        let id = match self.keys.get(k) {
+            Some(&id) => id,
             None => {
-                let interned = super::keyword::intern(k);
-                self.keys.insert(k.into(), interned.clone());
-                interned
+                let id = KeyId::try_from(self.key_names.len()).expect("fewer keys than the text");
+                self.key_names.push(super::keyword::intern(k));
+                self.keys.insert(k.into(), id);
+                id
             }
         };
         if position < self.by_position.len() {
-            self.by_position[position] = interned.clone();
+            self.by_position[position] = id;
         } else if position == self.by_position.len() && position < SHAPE_POSITIONS {
-            self.by_position.push(interned.clone());
+            self.by_position.push(id);
         }
-        interned
+        id
+    }
+
+    /// The interned name of key `id`, as a keyword.
+    fn keyword(&self, id: KeyId) -> Value {
+        Value::Keyword(self.key_names[id as usize].clone())
     }
 
     /// The map of an object's distinct `keys` and their `values`: small
     /// objects share the key list of earlier objects with the same keys
     /// in the same order (most objects of an array).
-    fn map_of(&mut self, keys: &[ArcStr], values: Vec<Value>) -> Map {
+    fn map_of(&mut self, keys: &[KeyId], values: Vec<Value>) -> Map {
         if keys.is_empty() || keys.len() > SHAPED_KEYS {
-            let entries = keys
-                .iter()
-                .cloned()
-                .map(Value::Keyword)
-                .zip(values)
-                .collect();
+            let entries = keys.iter().map(|&k| self.keyword(k)).zip(values).collect();
             return Map::from_distinct(entries);
         }
-        let same = |shape: &Shape| {
-            shape.keys().len() == keys.len()
-                && shape
-                    .keys()
-                    .iter()
-                    .zip(keys)
-                    .all(|(a, b)| matches!(a, Value::Keyword(a) if ArcStr::ptr_eq(a, b)))
-        };
-        let shape = match self.shapes.iter().rposition(|s| same(s)) {
-            Some(i) => self.shapes[i].clone(),
+        let shape = match self.shapes.iter().rposition(|(ids, _)| ids[..] == *keys) {
+            Some(i) => self.shapes[i].1.clone(),
             None => {
-                let shape = Shape::new(keys.iter().cloned().map(Value::Keyword).collect());
+                let shape = Shape::new(keys.iter().map(|&k| self.keyword(k)).collect());
                 if self.shapes.len() == SHAPES_KEPT {
                     self.shapes.remove(0);
                 }
-                self.shapes.push(shape.clone());
+                self.shapes.push((KeyIds::from_slice(keys), shape.clone()));
                 shape
             }
         };
@@ -443,7 +441,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let reader = self.0;
         // Objects of one shape follow one another: size for the last one.
-        let mut keys: smallvec::SmallVec<[ArcStr; SHAPED_KEYS]> = smallvec::SmallVec::new();
+        let mut keys = KeyIds::new();
         let mut values: Vec<Value> = Vec::with_capacity(reader.last_object_len);
         let mut index = rustc_hash::FxHashMap::default();
         loop {
@@ -454,12 +452,12 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             let value = match map.next_value_seed(Node(reader)) {
                 Ok(v) => v,
                 Err(e) => {
-                    reader.unwinding(Segment::Key(key));
+                    let name = reader.key_names[key as usize].clone();
+                    reader.unwinding(Segment::Key(name));
                     return Err(e);
                 }
             };
-            // Keys are interned: equal keys are the same allocation.
-            let repeated = index_of(&keys, &mut index, &key);
+            let repeated = index_of(&keys, &mut index, key);
             match repeated {
                 // A repeated key keeps its first position and its last value.
                 Some(i) => values[i] = value,
@@ -469,7 +467,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 None => {
                     if !index.is_empty() || keys.len() == SCAN_LIMIT {
                         index_all(&keys, &mut index);
-                        index.insert(key.as_ptr() as usize, keys.len());
+                        index.insert(key, keys.len());
                     }
                     keys.push(key);
                     values.push(value);
@@ -489,21 +487,21 @@ struct Key<'a, 't> {
 }
 
 impl<'de> DeserializeSeed<'de> for Key<'_, '_> {
-    type Value = ArcStr;
+    type Value = KeyId;
 
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<ArcStr, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<KeyId, D::Error> {
         de.deserialize_str(self)
     }
 }
 
 impl<'de> Visitor<'de> for Key<'_, '_> {
-    type Value = ArcStr;
+    type Value = KeyId;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an object key")
     }
 
-    fn visit_str<E>(self, k: &str) -> Result<ArcStr, E> {
+    fn visit_str<E>(self, k: &str) -> Result<KeyId, E> {
         Ok(self.reader.key(self.position, k))
     }
 }
@@ -567,27 +565,31 @@ const SHAPE_POSITIONS: usize = 32;
 /// an index of the keys' addresses.
 const SCAN_LIMIT: usize = 16;
 
-/// Where `key` is among `keys` (interned: equal keys are the same
-/// allocation).
+/// Where `key` is among `keys`.
 fn index_of(
-    keys: &[ArcStr],
-    index: &mut rustc_hash::FxHashMap<usize, usize>,
-    key: &ArcStr,
+    keys: &[KeyId],
+    index: &mut rustc_hash::FxHashMap<KeyId, usize>,
+    key: KeyId,
 ) -> Option<usize> {
     if !index.is_empty() {
-        return index.get(&(key.as_ptr() as usize)).copied();
+        return index.get(&key).copied();
     }
-    keys.iter().position(|k| ArcStr::ptr_eq(k, key))
+    keys.iter().position(|&k| k == key)
 }
 
 /// Index `keys` once the scan would be too long.
-fn index_all(keys: &[ArcStr], index: &mut rustc_hash::FxHashMap<usize, usize>) {
+fn index_all(keys: &[KeyId], index: &mut rustc_hash::FxHashMap<KeyId, usize>) {
     if index.is_empty() {
-        for (i, k) in keys.iter().enumerate() {
-            index.insert(k.as_ptr() as usize, i);
+        for (i, &k) in keys.iter().enumerate() {
+            index.insert(k, i);
         }
     }
 }
+
+/// A key of the load, by number: its place in [`Reader::key_names`].
+type KeyId = u32;
+/// The keys of one object, in order.
+type KeyIds = smallvec::SmallVec<[KeyId; SHAPED_KEYS]>;
 
 /// Objects with at most this many keys share their key list ([`Shape`]).
 const SHAPED_KEYS: usize = 8;

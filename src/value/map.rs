@@ -57,10 +57,6 @@ impl Shape {
         })
     }
 
-    pub(crate) fn keys(&self) -> &[Value] {
-        &self.keys
-    }
-
     /// Where `key` is among the keys.
     fn position(&self, key: &Value) -> Option<usize> {
         key_position(self.keys.iter(), key)
