@@ -187,8 +187,8 @@ impl Writer<'_> {
 }
 
 /// The first `limit` entries of `m` in a stable order: insertion order
-/// for a small map (up to eight entries, like Clojure's array maps; a JSON
-/// object keeps its field order), otherwise sorted by the printed key, so
+/// for a small map (up to eight entries, like Clojure's array maps; a data
+/// file's JSON object keeps its field order up to sixteen keys), otherwise sorted by the printed key, so
 /// the same data renders the same text whatever the hasher or the order
 /// the entries were added in. A large map costs one printing of each key
 /// and a partial sort.

@@ -5,11 +5,12 @@
 //! their field order); the ninth entry turns it into a hash map, whose
 //! order is fixed by the deterministic hasher but otherwise arbitrary.
 //!
-//! Small maps read from JSON share their keys: the objects of an array
-//! usually have the same keys in the same order, so each such map holds
-//! only its values and a reference to the shared key list (its `Shape`),
-//! half the memory of key-value pairs. The first change that adds or
-//! removes a key turns it into a plain ordered list.
+//! Maps read from JSON with up to sixteen keys share their keys: the
+//! objects of an array usually have the same keys in the same order, so
+//! each such map holds only its values and a reference to the shared key
+//! list (its `Shape`), half the memory of key-value pairs, and keeps the
+//! document's field order. The first change that adds or removes a key
+//! turns it into a plain ordered list (a hash map past eight entries).
 //!
 //! As with sets (`set.rs`), a large map starts as a flat hash table that
 //! its single owner fills in place (`frequencies`, `group-by`, `zipmap`,
@@ -23,6 +24,8 @@ use super::twin::Twin;
 use super::{hash_one, ArcStr, FixedState, Value};
 
 const ARRAY_MAP_LIMIT: usize = 8;
+/// The most keys a shared key list ([`Shape`]) has.
+pub(crate) const SHAPED_LIMIT: usize = 16;
 
 type HashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
 type Table = std::collections::HashMap<Value, Value, FixedState>;
@@ -36,7 +39,7 @@ pub struct Map {
 enum Repr {
     Array(Vec<(Value, Value)>),
     /// Values in the order of their shape's keys (at most
-    /// `ARRAY_MAP_LIMIT`, distinct).
+    /// `SHAPED_LIMIT`, distinct).
     Shaped(Arc<Shape>, Box<[Value]>),
     Flat(Arc<Flat>),
     Hash(HashMap),
@@ -49,9 +52,9 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    /// A shape of at most eight distinct keys.
+    /// A shape of at most [`SHAPED_LIMIT`] distinct keys.
     pub(crate) fn new(keys: Vec<Value>) -> Arc<Shape> {
-        debug_assert!(keys.len() <= ARRAY_MAP_LIMIT);
+        debug_assert!(keys.len() <= SHAPED_LIMIT);
         Arc::new(Shape {
             keys: keys.into_boxed_slice(),
         })
@@ -261,7 +264,9 @@ impl Map {
         }
     }
 
-    /// Turn a shaped map into a plain ordered list of its entries.
+    /// Turn a shaped map into a plain ordered list of its entries (which
+    /// may be longer than an array map grows: the next added key turns it
+    /// into a hash map).
     fn unshape(&mut self) {
         if let Repr::Shaped(shape, values) = &mut self.repr {
             let values = std::mem::take(values);

@@ -6,7 +6,10 @@
 //!
 //! Reads JSON text ([`read_json_object`], for `--data` files) or an
 //! already parsed `serde_json::Value` ([`from_json_checked`], for
-//! embedders), through the same visitor.
+//! embedders), through the same visitor. Text goes first through a faster
+//! direct reader ([`fast`]) that builds the same values; the visitor reads
+//! it only when that one gives up (bad text, a broken limit), to report
+//! the problem.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -18,6 +21,8 @@ use std::sync::Arc;
 use super::map::Shape;
 use super::{ArcStr, Map, Value};
 use crate::error::{Error, ErrorKind};
+
+mod fast;
 
 /// Why a JSON document could not become values.
 #[derive(Debug)]
@@ -49,14 +54,22 @@ pub fn read_json_object(
     prefix: &str,
     max_items: usize,
 ) -> Result<Vec<(String, Value)>, ReadError> {
-    let mut reader = Reader::new(prefix, max_items);
-    reader.text = Some(bytes);
-    // Checking the text is UTF-8 once, up front, spares the parser a
+    // Checking the text is UTF-8 once, up front, spares the parsers a
     // check per string; invalid text is still read from the bytes so the
     // error names its line and column.
-    match std::str::from_utf8(bytes) {
-        Ok(text) => read_fields(&mut reader, serde_json::Deserializer::from_str(text)),
-        Err(_) => read_fields(&mut reader, serde_json::Deserializer::from_slice(bytes)),
+    let text = std::str::from_utf8(bytes).ok();
+    if let Some(text) = text {
+        if let Some(fields) = fast::read_fields(&mut Reader::new(prefix, max_items), text) {
+            return Ok(fields);
+        }
+    }
+    // Not well-formed, or over a limit: serde's parser reads it again and
+    // says what is wrong, and where.
+    let mut reader = Reader::new(prefix, max_items);
+    reader.text = Some(bytes);
+    match text {
+        Some(text) => read_fields(&mut reader, serde_json::Deserializer::from_str(text)),
+        None => read_fields(&mut reader, serde_json::Deserializer::from_slice(bytes)),
     }
 }
 
@@ -268,22 +281,32 @@ impl<'t> Reader<'t> {
     }
 
     fn string<E: serde::de::Error>(&mut self, s: &str) -> Result<Value, E> {
-        // Bytes bound characters from above: count only long strings.
-        if s.len() > self.max_items && s.chars().count() > self.max_items {
+        if self.too_long(s) {
             return Err(self.over_limit("a string", "characters"));
         }
+        Ok(self.shared_string(s))
+    }
+
+    /// Whether `s` has more characters than the limit allows.
+    fn too_long(&self, s: &str) -> bool {
+        // Bytes bound characters from above: count only long strings.
+        s.len() > self.max_items && s.chars().count() > self.max_items
+    }
+
+    /// `s` as a value, shared with an equal short string read before it.
+    fn shared_string(&mut self, s: &str) -> Value {
         if s.len() > SHARED_STRING_BYTES {
-            return Ok(Value::Str(ArcStr::from(s)));
+            return Value::Str(ArcStr::from(s));
         }
         // Short strings often repeat (a status, a category, a tag): one
         // allocation is shared by the repeats that land in the same slot.
         let slot = &mut self.strings[short_string_slot(s)];
         match slot {
-            Some(shared) if shared.as_str() == s => Ok(Value::Str(shared.clone())),
+            Some(shared) if shared.as_str() == s => Value::Str(shared.clone()),
             _ => {
                 let fresh = ArcStr::from(s);
                 *slot = Some(fresh.clone());
-                Ok(Value::Str(fresh))
+                Value::Str(fresh)
             }
         }
     }
@@ -592,7 +615,7 @@ type KeyId = u32;
 type KeyIds = smallvec::SmallVec<[KeyId; SHAPED_KEYS]>;
 
 /// Objects with at most this many keys share their key list ([`Shape`]).
-const SHAPED_KEYS: usize = 8;
+const SHAPED_KEYS: usize = super::map::SHAPED_LIMIT;
 /// Shapes a load remembers; the oldest is forgotten first.
 const SHAPES_KEPT: usize = 32;
 
