@@ -1255,17 +1255,27 @@ impl<'h> Interp<'h> {
         } else {
             self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
         }
+        let result = self.eval(&arity.body, f);
+        if matches!(result, Err(Flow::Recur)) {
+            return self.recur_into(arity, f);
+        }
+        result
+    }
+
+    /// The body of `arity` again for each `recur` that reached it, until
+    /// it gives something else.
+    #[inline(never)]
+    fn recur_into(&mut self, arity: &Arity, f: Frame<'_>) -> EvalResult {
         loop {
+            self.tick()?;
+            // Empty when `recur` stored its values itself.
+            if !self.recur_values.is_empty() {
+                // `recur` passes the rest parameter as one value.
+                let values = std::mem::take(&mut self.recur_values);
+                self.bind_recur(arity, values, f)?;
+            }
             match self.eval(&arity.body, f) {
-                Err(Flow::Recur) => {
-                    self.tick()?;
-                    // Empty when `recur` stored its values itself.
-                    if !self.recur_values.is_empty() {
-                        // `recur` passes the rest parameter as one value.
-                        let values = std::mem::take(&mut self.recur_values);
-                        self.bind_recur(arity, values, f)?;
-                    }
-                }
+                Err(Flow::Recur) => {}
                 other => return other,
             }
         }
