@@ -12,13 +12,19 @@ workload measures, with the release binary:
 - loading: the median of an empty program on the data file minus the same
   on `{}`, per MB; and the peak resident memory of that empty program.
 
+With --rounds K (default 3) all of it is measured K times over, one
+workload after another in each round, and each figure is the median of
+its K round figures: a burst of load from elsewhere on a shared machine
+then spoils one round's figure instead of a workload's only one.
+
 It prints the Markdown tables of BENCHMARKS.md: ours against the peer
 (PEER.md: warm in-process run; JSON decode + run for the whole process),
 with geometric means of the ratios. With --baseline, a second binary's
 in-process and whole-process medians are shown beside ours.
 
     python3 benches/workloads.py [--bench-dir ../shared/bench] \
-        [--ptc target/release/ptc] [--baseline OTHER_PTC] [--runs 15] [--repeat 30]
+        [--ptc target/release/ptc] [--baseline OTHER_PTC] [--runs 15] [--repeat 30] \
+        [--rounds 3]
 
 The workloads (programs, generator, expected results, the peer's figures)
 live outside this repository, in the project's shared benchmark folder.
@@ -83,6 +89,7 @@ def main():
     parser.add_argument("--baseline")
     parser.add_argument("--runs", type=int, default=15, help="whole-process runs per figure")
     parser.add_argument("--repeat", type=int, default=30, help="in-process evaluations")
+    parser.add_argument("--rounds", type=int, default=3, help="measurements of each figure")
     args = parser.parse_args()
 
     peer = peer_figures(os.path.join(args.bench_dir, "PEER.md"))
@@ -101,10 +108,31 @@ def main():
         f.write("{}")
 
     binaries = [("ours", args.ptc)] + ([("baseline", args.baseline)] if args.baseline else [])
+    rounds = [measure(args, binaries, data, nil, empty, r) for r in range(args.rounds)]
+    start = {name: statistics.median(r[0][name] for r in rounds) for name, _ in binaries}
+    rows = [median_row([r[1][i] for r in rounds]) for i in range(len(rounds[0][1]))]
+    print_tables(args, peer, start, rows)
+
+
+def median_row(rows):
+    """The figure-by-figure median of one workload's rows of each round."""
+    out = {}
+    for key, value in rows[0].items():
+        if isinstance(value, dict):
+            out[key] = median_row([r[key] for r in rows])
+        elif key in ("w", "size"):
+            out[key] = value
+        else:
+            out[key] = statistics.median(r[key] for r in rows)
+    return out
+
+
+def measure(args, binaries, data, nil, empty, round_index):
+    """One round: the start-up figure per binary and a row per workload."""
     start = {name: whole_ms([b, "run", nil, "--data", empty], args.runs) for name, b in binaries}
     rows = []
     for w in range(1, 11):
-        print(f"W{w} ...", file=sys.stderr)
+        print(f"round {round_index + 1}/{args.rounds}: W{w} ...", file=sys.stderr)
         program = os.path.join(args.bench_dir, f"W{w}.clj")
         if not os.path.exists(program):
             program = os.path.join(data, f"W{w}.clj")
@@ -126,6 +154,11 @@ def main():
             base = stats([args.ptc, "run", nil, "--data", empty])["peak_rss_bytes"]
             row["rss_ratio"] = (rss - base) / size
         rows.append(row)
+    return start, rows
+
+
+def print_tables(args, peer, start, rows):
+    """The Markdown table of BENCHMARKS.md and the geometric means."""
 
     header = "| W | ours in process (ms) | peer run (ms) | ratio | ours whole process (ms) | peer decode + run (ms) | ratio | load (ms/MB) | load memory / file |"
     if args.baseline:

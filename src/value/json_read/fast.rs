@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{index_all, index_of, KeyIds, Reader, SCAN_LIMIT, SHAPE_POSITIONS};
+use super::{Fields, Reader};
 use crate::value::Value;
 
 /// Containers nested deeper than this are left to serde's path, which
@@ -168,28 +168,17 @@ impl<'t> Scan<'t> {
     /// path does it (`Node::visit_map`).
     fn object(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         self.enter()?;
-        let mut keys = KeyIds::new();
-        let mut values: Vec<Value> = Vec::with_capacity(reader.last_object_len);
-        let mut index = rustc_hash::FxHashMap::default();
+        let mut fields = Fields::new(reader);
         self.skip_space();
         if self.peek()? == b'}' {
             self.at += 1;
         } else {
             loop {
-                let key = reader.key(keys.len(), &self.string()?);
+                let key = reader.key(fields.len(), &self.string()?);
                 self.colon()?;
                 let value = self.value(reader)?;
-                match index_of(&keys, &mut index, key) {
-                    Some(i) => values[i] = value,
-                    None if keys.len() == reader.max_items => return None,
-                    None => {
-                        if !index.is_empty() || keys.len() == SCAN_LIMIT {
-                            index_all(&keys, &mut index);
-                            index.insert(key, keys.len());
-                        }
-                        keys.push(key);
-                        values.push(value);
-                    }
+                if !fields.add(key, value, reader.max_items) {
+                    return None;
                 }
                 if !self.more(b'}')? {
                     break;
@@ -197,8 +186,7 @@ impl<'t> Scan<'t> {
             }
         }
         self.depth -= 1;
-        reader.last_object_len = keys.len().min(SHAPE_POSITIONS);
-        Some(Value::map(reader.map_of(&keys, values)))
+        Some(fields.into_value(reader))
     }
 
     /// A string literal: borrowed from the text when it has no escapes.

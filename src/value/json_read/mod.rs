@@ -463,12 +463,9 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let reader = self.0;
-        // Objects of one shape follow one another: size for the last one.
-        let mut keys = KeyIds::new();
-        let mut values: Vec<Value> = Vec::with_capacity(reader.last_object_len);
-        let mut index = rustc_hash::FxHashMap::default();
+        let mut fields = Fields::new(reader);
         loop {
-            let position = keys.len();
+            let position = fields.len();
             let Some(key) = map.next_key_seed(Key { reader, position })? else {
                 break;
             };
@@ -480,25 +477,11 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                     return Err(e);
                 }
             };
-            let repeated = index_of(&keys, &mut index, key);
-            match repeated {
-                // A repeated key keeps its first position and its last value.
-                Some(i) => values[i] = value,
-                None if keys.len() == reader.max_items => {
-                    return Err(reader.over_limit("an object", "keys"));
-                }
-                None => {
-                    if !index.is_empty() || keys.len() == SCAN_LIMIT {
-                        index_all(&keys, &mut index);
-                        index.insert(key, keys.len());
-                    }
-                    keys.push(key);
-                    values.push(value);
-                }
+            if !fields.add(key, value, reader.max_items) {
+                return Err(reader.over_limit("an object", "keys"));
             }
         }
-        reader.last_object_len = keys.len().min(SHAPE_POSITIONS);
-        Ok(Value::map(reader.map_of(&keys, values)))
+        Ok(fields.into_value(reader))
     }
 }
 
@@ -588,24 +571,65 @@ const SHAPE_POSITIONS: usize = 32;
 /// an index of the keys' addresses.
 const SCAN_LIMIT: usize = 16;
 
-/// Where `key` is among `keys`.
-fn index_of(
-    keys: &[KeyId],
-    index: &mut rustc_hash::FxHashMap<KeyId, usize>,
-    key: KeyId,
-) -> Option<usize> {
-    if !index.is_empty() {
-        return index.get(&key).copied();
-    }
-    keys.iter().position(|&k| k == key)
+/// The fields of an object being read: its distinct keys in order, their
+/// values, and, past [`SCAN_LIMIT`] keys, an index of the keys.
+struct Fields {
+    keys: KeyIds,
+    values: Vec<Value>,
+    index: rustc_hash::FxHashMap<KeyId, usize>,
 }
 
-/// Index `keys` once the scan would be too long.
-fn index_all(keys: &[KeyId], index: &mut rustc_hash::FxHashMap<KeyId, usize>) {
-    if index.is_empty() {
-        for (i, &k) in keys.iter().enumerate() {
-            index.insert(k, i);
+impl Fields {
+    #[inline]
+    fn new(reader: &Reader<'_>) -> Fields {
+        Fields {
+            keys: KeyIds::new(),
+            // Objects of one shape follow one another: size for the last one.
+            values: Vec::with_capacity(reader.last_object_len),
+            index: rustc_hash::FxHashMap::default(),
         }
+    }
+
+    /// The number of distinct keys so far.
+    #[inline]
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Add a field: a repeated key keeps its first position and its last
+    /// value. False, adding nothing, when a new key would be one more than
+    /// `max`.
+    #[inline(always)]
+    fn add(&mut self, key: KeyId, value: Value, max: usize) -> bool {
+        let repeated = if self.index.is_empty() {
+            self.keys.iter().position(|&k| k == key)
+        } else {
+            self.index.get(&key).copied()
+        };
+        match repeated {
+            Some(i) => self.values[i] = value,
+            None if self.keys.len() == max => return false,
+            None => {
+                if !self.index.is_empty() || self.keys.len() == SCAN_LIMIT {
+                    if self.index.is_empty() {
+                        for (i, &k) in self.keys.iter().enumerate() {
+                            self.index.insert(k, i);
+                        }
+                    }
+                    self.index.insert(key, self.keys.len());
+                }
+                self.keys.push(key);
+                self.values.push(value);
+            }
+        }
+        true
+    }
+
+    /// The object's map.
+    #[inline]
+    fn into_value(self, reader: &mut Reader<'_>) -> Value {
+        reader.last_object_len = self.keys.len().min(SHAPE_POSITIONS);
+        Value::map(reader.map_of(&self.keys, self.values))
     }
 }
 
