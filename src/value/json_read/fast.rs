@@ -286,16 +286,20 @@ impl<'t> Scan<'t> {
         }
         let integer_end = self.at;
         let mut float = false;
+        let mut fraction = integer_end..integer_end;
         if self.peek() == Some(b'.') {
             self.at += 1;
             float = true;
             if !self.digits() {
                 return None;
             }
+            fraction = integer_end + 1..self.at;
         }
+        let mut exponent = false;
         if let Some(b'e' | b'E') = self.peek() {
             self.at += 1;
             float = true;
+            exponent = true;
             if let Some(b'+' | b'-') = self.peek() {
                 self.at += 1;
             }
@@ -304,11 +308,17 @@ impl<'t> Scan<'t> {
             }
         }
         let literal = &self.text[start..self.at];
+        let digits = &self.bytes[start + usize::from(negative)..integer_end];
         if float {
+            if !exponent {
+                let fraction = &self.bytes[fraction];
+                if let Some(f) = exact_decimal(digits, fraction) {
+                    return Some(Value::Float(if negative { -f } else { f }));
+                }
+            }
             let f: f64 = literal.parse().ok()?;
             return f.is_finite().then_some(Value::Float(f));
         }
-        let digits = &self.bytes[start + usize::from(negative)..integer_end];
         if negative && digits == b"0" {
             // serde reads `-0` as the float -0.0.
             return Some(Value::Float(-0.0));
@@ -475,6 +485,35 @@ mod tests {
     }
 
     #[test]
+    fn short_decimals_are_converted_as_the_standard_parser_converts_them() {
+        for text in [
+            "0.1",
+            "0.3",
+            "654.9",
+            "2328.61",
+            "0.000001",
+            "123456789.012345",
+            "9.99999999999999",
+        ] {
+            let (integer, fraction) = text.split_once('.').unwrap();
+            let exact = exact_decimal(integer.as_bytes(), fraction.as_bytes());
+            assert_eq!(exact, Some(text.parse::<f64>().unwrap()), "{text}");
+        }
+        assert_eq!(exact_decimal(b"1234567890", b"1234567"), None);
+        assert_eq!(exact_decimal(b"9", b"999999999999999"), None);
+    }
+
+    proptest! {
+        #[test]
+        fn decimals_convert_as_the_standard_parser_does(integer in "[0-9]{1,9}", fraction in "[0-9]{1,14}") {
+            let text = format!("{integer}.{fraction}");
+            if let Some(f) = exact_decimal(integer.as_bytes(), fraction.as_bytes()) {
+                prop_assert_eq!(f, text.parse::<f64>().unwrap(), "{}", text);
+            }
+        }
+    }
+
+    #[test]
     fn the_scan_for_the_end_of_plain_text_finds_the_first_special_byte() {
         for (text, expected) in [
             ("", None),
@@ -554,3 +593,25 @@ mod tests {
         }
     }
 }
+
+/// `integer.fraction` (decimal digits) as a float, when it can be computed
+/// exactly rounded in one step: its digits as an integer below 2^53 divided
+/// by a power of ten up to 10^22, both exact in a double, and IEEE division
+/// rounds correctly. `None` otherwise (the standard parser takes it).
+fn exact_decimal(integer: &[u8], fraction: &[u8]) -> Option<f64> {
+    if integer.len() + fraction.len() > 15 || fraction.len() > 22 {
+        return None;
+    }
+    let digits = integer
+        .iter()
+        .chain(fraction)
+        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    // At most 15 digits: below 10^15 < 2^53.
+    Some(digits as f64 / POWERS_OF_TEN[fraction.len()])
+}
+
+/// 10^0 to 10^22: the powers of ten a double holds exactly.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
