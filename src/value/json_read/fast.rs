@@ -376,6 +376,28 @@ fn special_byte(bytes: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
+/// `integer.fraction` (decimal digits) as a float, when it can be computed
+/// exactly rounded in one step: its digits as an integer below 2^53 divided
+/// by a power of ten up to 10^22, both exact in a double, and IEEE division
+/// rounds correctly. `None` otherwise (the standard parser takes it).
+fn exact_decimal(integer: &[u8], fraction: &[u8]) -> Option<f64> {
+    if integer.len() + fraction.len() > 15 || fraction.len() > 22 {
+        return None;
+    }
+    let digits = integer
+        .iter()
+        .chain(fraction)
+        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    // At most 15 digits: below 10^15 < 2^53.
+    Some(digits as f64 / POWERS_OF_TEN[fraction.len()])
+}
+
+/// 10^0 to 10^22: the powers of ten a double holds exactly.
+const POWERS_OF_TEN: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -593,25 +615,3 @@ mod tests {
         }
     }
 }
-
-/// `integer.fraction` (decimal digits) as a float, when it can be computed
-/// exactly rounded in one step: its digits as an integer below 2^53 divided
-/// by a power of ten up to 10^22, both exact in a double, and IEEE division
-/// rounds correctly. `None` otherwise (the standard parser takes it).
-fn exact_decimal(integer: &[u8], fraction: &[u8]) -> Option<f64> {
-    if integer.len() + fraction.len() > 15 || fraction.len() > 22 {
-        return None;
-    }
-    let digits = integer
-        .iter()
-        .chain(fraction)
-        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-    // At most 15 digits: below 10^15 < 2^53.
-    Some(digits as f64 / POWERS_OF_TEN[fraction.len()])
-}
-
-/// 10^0 to 10^22: the powers of ten a double holds exactly.
-const POWERS_OF_TEN: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
