@@ -55,10 +55,18 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
         (Value::Str(sep), cap) => {
             let sep = sep.chars().next().expect("one character, checked above");
+            // Sized once: the parts are one more than the separators
+            // (counted by byte for an ASCII separator, a vectorized loop).
+            let parts = match u8::try_from(sep) {
+                Ok(byte) if byte.is_ascii() => s.bytes().filter(|&b| b == byte).count() + 1,
+                _ => s.matches(sep).count() + 1,
+            };
+            let mut out = Vec::with_capacity(cap.map_or(parts, |n| n.min(parts)));
             match cap {
-                None => s.split(sep).map(Value::from).collect(),
-                Some(n) => s.splitn(n, sep).map(Value::from).collect(),
+                None => out.extend(s.split(sep).map(Value::from)),
+                Some(n) => out.extend(s.splitn(n, sep).map(Value::from)),
             }
+            out
         }
         (Value::Regex(r), None) => super::regex::split(r, s, limit < 0)?,
         (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
