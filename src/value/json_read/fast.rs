@@ -597,6 +597,14 @@ mod tests {
         }
 
         #[test]
+        fn any_text_is_read_as_serde_reads_it(
+            text in "\\{\"[ab]\": [\\[\\]{}\",:0-9eE.+\\-\\\\ \ntrufalsnu\u{e9}\u{1}]{0,40}",
+        ) {
+            agree(&text, 1000);
+            agree(&text, 2);
+        }
+
+        #[test]
         fn damaged_documents_are_read_as_serde_reads_them(
             text in document(),
             at in any::<prop::sample::Index>(),
