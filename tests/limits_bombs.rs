@@ -152,6 +152,13 @@ fn reproducers_stop_with_their_limit_error() {
             "(count (re-seq #\"..........................................*...........(?<=()a)5 b*\" (apply str (repeat 20000 \"ab\"))))".into(),
             ErrorKind::Timeout,
         ),
+        // Found by the fuzzer: a possessive quantifier, which the linear
+        // engine's parser accepts as a repeated repetition, runs on the
+        // backtracking engine, where one attempt took seconds.
+        (
+            "(count (re-seq #\".......*........................................*+.....................3\" (apply str (repeat 20000 \"ab\"))))".into(),
+            ErrorKind::Timeout,
+        ),
     ];
     for (src, expected) in cases {
         let (outcome, took) = run(&src, limits(100));

@@ -220,6 +220,7 @@ fn matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = receiver(".matches", &args[0])?;
     let pattern = string_arg(".matches", &args[1])?;
     let re = super::regex::compile(&format!("^(?:{pattern})$"))?;
+    let s = super::regex::whole_text(".matches", &re, s)?;
     let found = re
         .regex
         .is_match(s)

@@ -17,6 +17,12 @@ const MAX_PATTERN: usize = 256;
 const BACKTRACK_LIMIT: usize = 100_000;
 /// Only this many bytes of an input string are searched.
 const MAX_INPUT: usize = 32 * 1024;
+/// Only this many bytes are searched by a pattern that needs backtracking:
+/// one attempt of such a pattern can take time quadratic in the text it
+/// sees without counting a backtrack (`.*` before a possessive `.*+` scans
+/// to the end for each position it gives back), and the meter only reads
+/// the clock between attempts.
+const MAX_BACKTRACKING_INPUT: usize = 2 * 1024;
 
 /// Compile a pattern into a regex value.
 pub(crate) fn compile_regex(source: &str) -> Result<Value, Error> {
@@ -79,11 +85,12 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
     };
     // A pattern the linear-time engine accepts is searched by it (fast,
     // no backtracking); any other is searched position by position.
-    let stepped = if regex_syntax::Parser::new().parse(&pattern).is_ok() {
-        None
-    } else {
-        Some(build(&format!("\\G(?:{pattern})"))?)
-    };
+    let stepped =
+        if regex_syntax::Parser::new().parse(&pattern).is_ok() && !possessive_or_atomic(&pattern) {
+            None
+        } else {
+            Some(build(&format!("\\G(?:{pattern})"))?)
+        };
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,
@@ -92,18 +99,69 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
     }))
 }
 
+/// Whether `pattern` has a possessive quantifier (`a*+`, `a++`, `a?+`,
+/// `a{2}+`) or an atomic group (`(?>...)`): fancy-regex runs those on its
+/// backtracking engine, although the linear engine's parser accepts the
+/// quantifiers (as a repetition repeated). Errs towards true: a pattern
+/// taken for backtracking is only searched more carefully.
+fn possessive_or_atomic(pattern: &str) -> bool {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut after_quantifier = false;
+    let mut in_class = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if c == '\\' {
+            i += 1;
+            after_quantifier = false;
+            continue;
+        }
+        if in_class {
+            in_class = c != ']';
+            continue;
+        }
+        match c {
+            '[' => {
+                in_class = true;
+                after_quantifier = false;
+            }
+            '(' if chars.get(i) == Some(&'?') => {
+                if chars.get(i + 1) == Some(&'>') {
+                    return true;
+                }
+                i += 1;
+                after_quantifier = false;
+            }
+            '+' if after_quantifier => return true,
+            '*' | '+' | '?' | '}' => after_quantifier = true,
+            _ => after_quantifier = false,
+        }
+    }
+    false
+}
+
 /// Work units charged for one search attempt: at least this, the meter
 /// reading the clock about every 32 attempts.
 const ATTEMPT_WORK: u32 = 64;
 
 /// Work units for an attempt that may scan the `rest` bytes after its
-/// start (a backtracking attempt can read to the end of the text and back):
-/// on a long text the meter reads the clock after every attempt.
+/// start (a backtracking attempt can read to the end of the text and back,
+/// and again for each position it gives back): from a few hundred bytes
+/// on, the meter reads the clock after every attempt.
 fn attempt_work(rest: usize) -> u32 {
+    if rest >= CLOCK_EVERY_ATTEMPT_FROM {
+        return crate::meter::CHECK_EVERY;
+    }
     u32::try_from(rest / 16)
         .unwrap_or(u32::MAX)
         .max(ATTEMPT_WORK)
 }
+
+/// The rest of a text, in bytes, from which each backtracking attempt
+/// is followed by a reading of the clock (a few tens of nanoseconds,
+/// against an attempt that may take milliseconds).
+const CLOCK_EVERY_ATTEMPT_FROM: usize = 256;
 
 /// The first match at or after `pos`. A backtracking pattern is tried at
 /// each position in turn, with the meter consulted between attempts, so
@@ -133,15 +191,44 @@ fn captures_at<'t>(
     Ok(None)
 }
 
-fn truncated(s: &str) -> &str {
-    if s.len() <= MAX_INPUT {
+/// The part of `s` that `re` searches: the first [`MAX_INPUT`] bytes, or
+/// [`MAX_BACKTRACKING_INPUT`] for a pattern that needs backtracking.
+fn truncated<'t>(re: &Regex, s: &'t str) -> &'t str {
+    let max = if re.stepped.is_some() {
+        MAX_BACKTRACKING_INPUT
+    } else {
+        MAX_INPUT
+    };
+    if s.len() <= max {
         return s;
     }
-    let mut end = MAX_INPUT;
+    let mut end = max;
     while !s.is_char_boundary(end) {
         end -= 1;
     }
     &s[..end]
+}
+
+/// `s` when `re` may match all of it: a whole-text match cannot look at
+/// a part only, so a text past the searched length is an error.
+pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t str, Error> {
+    if truncated(re, s).len() == s.len() {
+        return Ok(s);
+    }
+    let max = if re.stepped.is_some() {
+        MAX_BACKTRACKING_INPUT
+    } else {
+        MAX_INPUT
+    };
+    Err(Error::execution(format!(
+        "`{who}` matches texts of at most {max} bytes against this pattern; this one has {}",
+        s.len()
+    ))
+    .with_hint(if re.stepped.is_some() {
+        "patterns with lookaround, backreferences or possessive quantifiers search at most 2 KiB; `re-find` searches the start of a longer text"
+    } else {
+        "`re-find` searches the start of a longer text"
+    }))
 }
 
 fn match_error(e: fancy_regex::Error) -> Error {
@@ -187,7 +274,7 @@ fn re_pattern(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-find", &args[0])?;
-    let s = truncated(expect_str("re-find", &args[1])?);
+    let s = truncated(&re, expect_str("re-find", &args[1])?);
     Ok(match captures_at(&re, s, 0)? {
         Some(caps) => match_value(&caps),
         None => Value::Nil,
@@ -196,11 +283,11 @@ fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-matches", &args[0])?;
-    let s = truncated(expect_str("re-matches", &args[1])?);
     let anchored = re
         .whole
         .get_or_init(|| build_regex(&format!("^(?:{})$", re.source)))
         .clone()?;
+    let s = whole_text("re-matches", &anchored, expect_str("re-matches", &args[1])?)?;
     Ok(match anchored.regex.captures(s).map_err(match_error)? {
         // The anchoring group is not one of the user's groups.
         Some(caps) => match_value(&caps),
@@ -210,7 +297,7 @@ fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-seq", &args[0])?;
-    let s = truncated(expect_str("re-seq", &args[1])?);
+    let s = truncated(&re, expect_str("re-seq", &args[1])?);
     let mut out = Vec::new();
     for caps in java_captures(&re, s)? {
         out.push(match_value(&caps));
@@ -249,7 +336,7 @@ fn java_captures<'t>(re: &Regex, s: &'t str) -> Result<Vec<fancy_regex::Captures
 /// parts dropped) or negative (kept): no empty leading part for an empty
 /// match at the start.
 pub(crate) fn split(re: &Regex, s: &str, keep_trailing: bool) -> Result<Vec<Value>, Error> {
-    let s = truncated(s);
+    let s = truncated(re, s);
     let mut out = Vec::new();
     let mut index = 0;
     for caps in java_captures(re, s)? {
@@ -279,7 +366,7 @@ pub(crate) fn replace_n(
     limit: usize,
     replacement: &str,
 ) -> Result<String, Error> {
-    let searched = truncated(s);
+    let searched = truncated(re, s);
     let mut out = String::with_capacity(s.len());
     let mut last = 0;
     for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
@@ -304,7 +391,7 @@ pub(crate) fn replace_with_fn(
     limit: usize,
     f: &Value,
 ) -> EvalResult<String> {
-    let searched = truncated(s);
+    let searched = truncated(re, s);
     let mut out = String::new();
     let mut last = 0;
     for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
@@ -326,10 +413,10 @@ pub(crate) fn replace_with_fn(
 /// holding the rest of the text.
 pub(crate) fn splitn(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Error> {
     if re.stepped.is_some() {
-        return splitn_stepped(re, truncated(s), limit);
+        return splitn_stepped(re, truncated(re, s), limit);
     }
     let mut out = Vec::new();
-    for part in re.regex.splitn(truncated(s), limit) {
+    for part in re.regex.splitn(truncated(re, s), limit) {
         out.push(Value::from(part.map_err(match_error)?));
     }
     Ok(out)
@@ -368,7 +455,7 @@ fn extract_group(who: &str, args: &[Value]) -> Result<Option<String>, Error> {
     let re = regex_arg(who, &args[0])?;
     let s = match &args[1] {
         Value::Nil => return Ok(None),
-        other => truncated(expect_str(who, other)?),
+        other => truncated(&re, expect_str(who, other)?),
     };
     let n = match args.get(2) {
         None | Some(Value::Nil) => 1,
@@ -422,8 +509,9 @@ mod tests {
     #[test]
     fn an_attempt_on_a_long_text_lets_the_meter_check_the_clock() {
         assert!(attempt_work(40_000) >= crate::meter::CHECK_EVERY);
+        assert!(attempt_work(CLOCK_EVERY_ATTEMPT_FROM) >= crate::meter::CHECK_EVERY);
         assert_eq!(attempt_work(10), ATTEMPT_WORK);
-        assert_eq!(attempt_work(usize::MAX), u32::MAX);
+        assert!(attempt_work(usize::MAX) >= crate::meter::CHECK_EVERY);
     }
 
     #[test]
@@ -438,6 +526,31 @@ mod tests {
     /// `re-matches` compiles the anchored pattern once per regex value, not
     /// once per call (2,000 calls took over a second), and a pattern at
     /// the length limit still anchors.
+    #[test]
+    fn possessive_quantifiers_and_atomic_groups_are_told_apart() {
+        for (pattern, expected) in [
+            ("a*+b", true),
+            ("a++", true),
+            ("a?+", true),
+            ("a{2,3}+", true),
+            ("(?>ab|a)c", true),
+            (".*.*+x", true),
+            ("a+b", false),
+            ("a*?b", false),
+            ("\\++", false),
+            ("\\*+", false),
+            ("[*+]+", false),
+            ("(?:a)+", false),
+            ("(?i)a+", false),
+            ("\\d{3}-\\d+", false),
+        ] {
+            assert_eq!(possessive_or_atomic(pattern), expected, "{pattern}");
+        }
+        // Such patterns are searched one start position at a time.
+        assert!(compile("x.*+y").unwrap().stepped.is_some());
+        assert!(compile("x.*y").unwrap().stepped.is_none());
+    }
+
     #[test]
     fn the_anchored_pattern_is_compiled_once_and_kept() {
         // A pattern no other test uses: compiled regexes are shared
