@@ -129,35 +129,41 @@ fn shared_structure_bombs_fed_to_every_builtin_stop_cleanly() {
     assert!(limit_errors > 0, "some bombs must hit a limit");
 }
 
-/// Each reproducer of the issue, with the error it must end with.
+/// Each reproducer of the issue, with the error it must end with (`None`:
+/// it may also finish, within the time limit).
 #[test]
 fn reproducers_stop_with_their_limit_error() {
-    let cases: Vec<(String, ErrorKind)> = vec![
-        (format!("(compare {B} {B2})"), ErrorKind::Timeout),
-        (format!("(sort [{B} {B2} {B}])"), ErrorKind::Timeout),
+    use ErrorKind::{MemoryLimit, Timeout};
+    let cases: Vec<(String, Option<ErrorKind>)> = vec![
+        (format!("(compare {B} {B2})"), Some(Timeout)),
+        (format!("(sort [{B} {B2} {B}])"), Some(Timeout)),
+        // Backtracking patterns search the first 2 KiB of a text: a fast
+        // build now finishes this one in time, a slow one stops.
         (
             "(count (re-seq #\"(?<=(a*))b\" (apply str (repeat 32000 \"a\"))))".into(),
-            ErrorKind::Timeout,
+            None,
         ),
-        (format!("(flatten {B})"), ErrorKind::Timeout),
+        // Measuring what it would expand to ends in the size limit on a
+        // fast build and in the time limit on a slow one.
+        (format!("(flatten {B})"), Some(MemoryLimit)),
         (
             format!("(clojure.walk/postwalk identity {B})"),
-            ErrorKind::Timeout,
+            Some(Timeout),
         ),
-        (format!("(json/write-str {B})"), ErrorKind::MemoryLimit),
+        (format!("(json/write-str {B})"), Some(MemoryLimit)),
         // Found by the fuzzer: each attempt of a backtracking pattern
         // scans the rest of a long text, so the meter must be charged by
         // what an attempt may scan, not one unit per attempt.
         (
             "(count (re-seq #\"..........................................*...........(?<=()a)5 b*\" (apply str (repeat 20000 \"ab\"))))".into(),
-            ErrorKind::Timeout,
+            None,
         ),
         // Found by the fuzzer: a possessive quantifier, which the linear
         // engine's parser accepts as a repeated repetition, runs on the
         // backtracking engine, where one attempt took seconds.
         (
             "(count (re-seq #\".......*........................................*+.....................3\" (apply str (repeat 20000 \"ab\"))))".into(),
-            ErrorKind::Timeout,
+            None,
         ),
     ];
     for (src, expected) in cases {
@@ -166,10 +172,9 @@ fn reproducers_stop_with_their_limit_error() {
         // outlast 100 ms on a slow (debug, loaded) machine: either limit
         // error is a clean stop.
         let accepted = match expected {
-            ErrorKind::MemoryLimit => {
-                outcome == Err(ErrorKind::MemoryLimit) || outcome == Err(ErrorKind::Timeout)
-            }
-            _ => outcome == Err(expected),
+            Some(MemoryLimit) => outcome == Err(MemoryLimit) || outcome == Err(Timeout),
+            Some(kind) => outcome == Err(kind),
+            None => outcome.is_ok() || outcome == Err(Timeout),
         };
         assert!(accepted, "`{src}`: {outcome:?}, expected {expected:?}");
         assert!(took < Duration::from_secs(2), "`{src}` took {took:?}");
