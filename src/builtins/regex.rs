@@ -13,8 +13,12 @@ use super::Registry;
 
 /// Longest pattern accepted, in bytes.
 const MAX_PATTERN: usize = 256;
-/// Backtracking steps one match may take.
-const BACKTRACK_LIMIT: usize = 100_000;
+/// Backtracking steps one match attempt may take. A step can cost a scan
+/// of the rest of the text (a possessive `.*+` after a `.*` rescans it for
+/// each position given back), so with [`MAX_BACKTRACKING_INPUT`] this
+/// bounds one attempt to some 20 million character steps, a few tens of
+/// milliseconds, between two readings of the clock.
+const BACKTRACK_LIMIT: usize = 10_000;
 /// Only this many bytes of an input string are searched.
 const MAX_INPUT: usize = 32 * 1024;
 /// Only this many bytes are searched by a pattern that needs backtracking:
