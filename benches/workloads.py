@@ -138,6 +138,10 @@ def median_row(rows):
 def measure(args, binaries, data, nil, empty, round_index):
     """One round: the start-up figure per binary and a row per workload."""
     start = {name: whole_ms([b, "run", nil, "--data", empty], args.runs) for name, b in binaries}
+    # The empty program on `{}`: what loading is measured against.
+    empty_run = [args.ptc, "run", nil, "--data", empty]
+    empty_read = read_data_ms(empty_run, args.runs)
+    empty_rss = stats(empty_run)["peak_rss_bytes"]
     rows = []
     for w in range(1, 11):
         print(f"round {round_index + 1}/{args.rounds}: W{w} ...", file=sys.stderr)
@@ -156,13 +160,9 @@ def measure(args, binaries, data, nil, empty, round_index):
                 "whole": whole_ms([b, "run"] + run, args.runs),
             }
         if size > 100_000:
-            load = read_data_ms([args.ptc, "run", nil, "--data", data_file], args.runs) - read_data_ms(
-                [args.ptc, "run", nil, "--data", empty], args.runs
-            )
-            row["load_per_mb"] = load / (size / 1e6)
-            rss = stats([args.ptc, "run", nil, "--data", data_file])["peak_rss_bytes"]
-            base = stats([args.ptc, "run", nil, "--data", empty])["peak_rss_bytes"]
-            row["rss_ratio"] = (rss - base) / size
+            loaded = [args.ptc, "run", nil, "--data", data_file]
+            row["load_per_mb"] = (read_data_ms(loaded, args.runs) - empty_read) / (size / 1e6)
+            row["rss_ratio"] = (stats(loaded)["peak_rss_bytes"] - empty_rss) / size
         rows.append(row)
     return start, rows
 

@@ -198,11 +198,7 @@ fn captures_at<'t>(
 /// The part of `s` that `re` searches: the first [`MAX_INPUT`] bytes, or
 /// [`MAX_BACKTRACKING_INPUT`] for a pattern that needs backtracking.
 fn truncated<'t>(re: &Regex, s: &'t str) -> &'t str {
-    let max = if re.stepped.is_some() {
-        MAX_BACKTRACKING_INPUT
-    } else {
-        MAX_INPUT
-    };
+    let max = searched_length(re);
     if s.len() <= max {
         return s;
     }
@@ -213,26 +209,34 @@ fn truncated<'t>(re: &Regex, s: &'t str) -> &'t str {
     &s[..end]
 }
 
-/// `s` when `re` may match all of it: a whole-text match cannot look at
-/// a part only, so a text past the searched length is an error.
-pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t str, Error> {
-    if truncated(re, s).len() == s.len() {
-        return Ok(s);
-    }
-    let max = if re.stepped.is_some() {
+/// How many bytes of a text `re` searches.
+fn searched_length(re: &Regex) -> usize {
+    if re.stepped.is_some() {
         MAX_BACKTRACKING_INPUT
     } else {
         MAX_INPUT
+    }
+}
+
+/// `s` when `re` may match all of it: a whole-text match cannot look at
+/// a part only, so a text past the searched length is an error.
+pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t str, Error> {
+    let max = searched_length(re);
+    if s.len() <= max {
+        return Ok(s);
+    }
+    let why = if re.stepped.is_some() {
+        "patterns with lookaround, backreferences or possessive quantifiers search fewer bytes; "
+    } else {
+        ""
     };
     Err(Error::execution(format!(
         "`{who}` matches texts of at most {max} bytes against this pattern; this one has {}",
         s.len()
     ))
-    .with_hint(if re.stepped.is_some() {
-        "patterns with lookaround, backreferences or possessive quantifiers search at most 2 KiB; `re-find` searches the start of a longer text"
-    } else {
-        "`re-find` searches the start of a longer text"
-    }))
+    .with_hint(format!(
+        "{why}`re-find` searches the start of a longer text"
+    )))
 }
 
 fn match_error(e: fancy_regex::Error) -> Error {
