@@ -447,16 +447,22 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
         Err(e) => return failure(&e, json),
     };
     stats.read_data = started.elapsed();
-    let started = Instant::now();
-    let forms = ptc_lisp::reader::read_program(source).and_then(|forms| {
-        ptc_lisp::reader::check_literal_sizes(&forms, loaded.limits().max_collection)
-            .map(|()| forms)
-    });
-    stats.parse = started.elapsed();
-    let started = Instant::now();
-    let program =
-        forms.and_then(|forms| ptc_lisp::eval::Program::from_forms_for(&forms, loaded.globals()));
-    stats.analyze = started.elapsed();
+    let compile = || {
+        let started = Instant::now();
+        let forms = ptc_lisp::reader::read_program(source).and_then(|forms| {
+            ptc_lisp::reader::check_literal_sizes(&forms, loaded.limits().max_collection)
+                .map(|()| forms)
+        });
+        let parse = started.elapsed();
+        let started = Instant::now();
+        let program = forms.and_then(|forms| {
+            ptc_lisp::eval::Program::from_source_forms_for(&forms, source, loaded.globals())
+        });
+        (program, parse, started.elapsed())
+    };
+    let (program, parse, analyze) = compile();
+    stats.parse = parse;
+    stats.analyze = analyze;
     let program = match program {
         Ok(p) => p,
         Err(e) => {
@@ -474,12 +480,21 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
     };
     let mut session = loaded.clone();
     for i in 0..args.repeat {
-        if i > 0 {
+        // Each repetition parses and analyzes the program again (as an
+        // interpreter's warm in-process run does), the first run's phases
+        // being the ones a single run pays.
+        let (program, compiled) = if i == 0 {
+            (program.clone(), parse + analyze)
+        } else {
             session = loaded.clone();
-        }
+            let (again, parse, analyze) = compile();
+            (again.unwrap_or_else(|_| program.clone()), parse + analyze)
+        };
         let started = Instant::now();
-        session.eval_compiled(source, program.clone());
-        stats.evals.push(started.elapsed());
+        session.eval_compiled(source, program);
+        let eval = started.elapsed();
+        stats.evals.push(eval);
+        stats.runs.push(compiled + eval);
     }
     let turn = session.turns().last().expect("a turn ran");
     stats.steps = turn.steps;

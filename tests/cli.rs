@@ -205,6 +205,13 @@ fn stats_time_each_phase_on_stderr() {
         json["eval_ms"]["max"].as_f64().unwrap(),
     );
     assert!(min <= median && median <= max, "{json}");
+    // Each repetition's parse + analyze + eval: never less than its eval.
+    assert_eq!(json["run_ms"]["runs"], 4);
+    assert!(json["run_ms"]["min"].as_f64().unwrap() >= min, "{json}");
+    assert!(
+        json["run_ms"]["median"].as_f64().unwrap() >= median,
+        "{json}"
+    );
     assert!(json["steps"].as_u64().unwrap() > 0, "{json}");
     assert!(json["peak_rss_bytes"].as_u64().unwrap() > 0, "{json}");
 

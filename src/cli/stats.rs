@@ -1,8 +1,9 @@
 //! `--stats` and `--repeat` of `ptc run` / `ptc eval`: the time of each
 //! phase of a run (read data, parse, analyze, evaluate, print), the
 //! evaluation's median and spread over repeated runs on the same loaded
-//! data, the steps taken and the process's peak memory, printed on stderr
-//! as one line or one JSON object.
+//! data (and of each repetition's parse, analysis and evaluation
+//! together, warm), the steps taken and the process's peak memory,
+//! printed on stderr as one line or one JSON object.
 
 use std::time::Duration;
 
@@ -23,6 +24,8 @@ pub struct RunStats {
     pub analyze: Duration,
     /// One entry per evaluation (`--repeat N` gives N).
     pub evals: Vec<Duration>,
+    /// One entry per repetition: its parse, analysis and evaluation.
+    pub runs: Vec<Duration>,
     pub print: Duration,
     /// Steps of the last evaluation.
     pub steps: u64,
@@ -52,6 +55,7 @@ impl RunStats {
     /// The stats as `format` prints them (no trailing newline).
     pub fn render(&self, format: StatsFormat) -> String {
         let (median, min, max) = spread(&self.evals);
+        let (run_median, run_min, run_max) = spread(&self.runs);
         let rss = peak_rss_bytes();
         match format {
             StatsFormat::Json => serde_json::json!({
@@ -63,6 +67,7 @@ impl RunStats {
                     "print": ms(self.print),
                 },
                 "eval_ms": {"median": median, "min": min, "max": max, "runs": self.evals.len()},
+                "run_ms": {"median": run_median, "min": run_min, "max": run_max, "runs": self.runs.len()},
                 "steps": self.steps,
                 "peak_rss_bytes": rss,
             })
@@ -76,7 +81,8 @@ impl RunStats {
                 );
                 if self.evals.len() > 1 {
                     line.push_str(&format!(
-                        " (median of {}, min {min:.2}, max {max:.2})",
+                        " (median of {}, min {min:.2}, max {max:.2}); \
+                         parse + analyze + eval {run_median:.2} ms (median)",
                         self.evals.len()
                     ));
                 }
@@ -118,6 +124,7 @@ mod tests {
     fn json_has_the_documented_shape() {
         let stats = RunStats {
             evals: vec![Duration::from_millis(2), Duration::from_millis(4)],
+            runs: vec![Duration::from_millis(3), Duration::from_millis(5)],
             steps: 7,
             ..RunStats::default()
         };
@@ -128,6 +135,8 @@ mod tests {
         }
         assert_eq!(json["eval_ms"]["runs"], 2);
         assert_eq!(json["eval_ms"]["median"], 3.0);
+        assert_eq!(json["run_ms"]["median"], 4.0);
+        assert_eq!(json["run_ms"]["runs"], 2);
         assert_eq!(json["steps"], 7);
         assert!(json.get("peak_rss_bytes").is_some());
     }

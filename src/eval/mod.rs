@@ -78,6 +78,17 @@ impl Program {
         Self::analyzed(forms, Some(globals), None)
     }
 
+    /// Analyze forms that were already read from `source`, to run in the
+    /// user namespace `globals`: as [`Program::compile_for`] without the
+    /// reading (definitions keep their source as written).
+    pub fn from_source_forms_for(
+        forms: &[reader::Form],
+        source: &str,
+        globals: &Globals,
+    ) -> Result<Program> {
+        Self::analyzed(forms, Some(globals), Some(source))
+    }
+
     /// Analyze forms that were already read. Only the program's own
     /// definitions shadow builtins (see [`Program::compile_for`]).
     pub fn from_forms(forms: &[reader::Form]) -> Result<Program> {
