@@ -197,10 +197,16 @@ impl<'a> Columns<'a> {
         let offset = at.location_offset();
         let (last_offset, last_column) = self.last.get();
         let column = match self.src.get(last_offset..offset) {
-            Some(between) if offset >= last_offset => match between.rfind('\n') {
-                Some(nl) => 1 + char_count(&between[nl + 1..]),
-                None => last_column + char_count(between),
-            },
+            // One pass over the bytes since the last answer: a newline
+            // starts a new line, and every byte that does not continue a
+            // multi-byte character is a character.
+            Some(between) if offset >= last_offset => {
+                between.bytes().fold(last_column, |column, b| match b {
+                    b'\n' => 1,
+                    _ if b & 0xC0 == 0x80 => column,
+                    _ => column.saturating_add(1),
+                })
+            }
             // Going backwards (only error paths do): count from the line start.
             _ => {
                 let before = self.src.get(..offset).unwrap_or(self.src);
@@ -218,17 +224,22 @@ impl<'a> Columns<'a> {
 }
 
 fn char_count(s: &str) -> u32 {
-    u32::try_from(s.chars().count()).unwrap_or(u32::MAX)
+    let count = if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    };
+    u32::try_from(count).unwrap_or(u32::MAX)
 }
 
 /// Whitespace per Clojure: the comma counts as whitespace.
-fn is_whitespace(c: char) -> bool {
+const fn is_whitespace(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | ',')
 }
 
 /// Characters that end a token (Clojure's whitespace and terminating macro
 /// characters). `#`, `'` and `%` do not: `a#` and `a'` are symbols.
-fn is_delimiter(c: char) -> bool {
+const fn is_delimiter(c: char) -> bool {
     is_whitespace(c)
         || matches!(
             c,
@@ -236,9 +247,23 @@ fn is_delimiter(c: char) -> bool {
         )
 }
 
+/// [`is_delimiter`] by byte: every delimiter is ASCII, so no byte of a
+/// multi-byte character is one.
+const DELIMITERS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = is_delimiter(b as u8 as char);
+        b += 1;
+    }
+    table
+};
+
 /// Byte length of the token at the start of `s`.
 fn token_len(s: &str) -> usize {
-    s.find(is_delimiter).unwrap_or(s.len())
+    s.bytes()
+        .position(|b| DELIMITERS[usize::from(b)])
+        .unwrap_or(s.len())
 }
 
 /// Skip whitespace and `;` and `#!` line comments.
@@ -327,17 +352,18 @@ enum Step {
 }
 
 fn step(s: &str) -> Step {
-    let mut chars = s.chars();
-    match (chars.next(), chars.next()) {
-        (Some('('), _) => Step::Open(Coll::List),
-        (Some('['), _) => Step::Open(Coll::Vector),
-        (Some('{'), _) => Step::Open(Coll::Map),
-        (Some('#'), Some('{')) => Step::Open(Coll::Set),
-        (Some('#'), Some('(')) => Step::Open(Coll::AnonFn),
-        (Some('\''), _) => Step::Prefix(Prefix::Quote),
-        (Some('#'), Some('\'')) => Step::Prefix(Prefix::Var),
-        (Some('#'), Some('_')) => Step::Prefix(Prefix::Discard),
-        (Some(c @ (')' | ']' | '}')), _) => Step::Close(c),
+    // Every opener, closer and prefix is ASCII.
+    let b = s.as_bytes();
+    match (b.first(), b.get(1)) {
+        (Some(b'('), _) => Step::Open(Coll::List),
+        (Some(b'['), _) => Step::Open(Coll::Vector),
+        (Some(b'{'), _) => Step::Open(Coll::Map),
+        (Some(b'#'), Some(b'{')) => Step::Open(Coll::Set),
+        (Some(b'#'), Some(b'(')) => Step::Open(Coll::AnonFn),
+        (Some(b'\''), _) => Step::Prefix(Prefix::Quote),
+        (Some(b'#'), Some(b'\'')) => Step::Prefix(Prefix::Var),
+        (Some(b'#'), Some(b'_')) => Step::Prefix(Prefix::Discard),
+        (Some(&c @ (b')' | b']' | b'}')), _) => Step::Close(char::from(c)),
         _ => Step::Leaf,
     }
 }
@@ -852,8 +878,8 @@ fn keyword<'a>(start: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Form> {
 /// A token that is a number, `nil`, `true`, `false` or a symbol.
 fn atom<'a>(start: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Form> {
     let pos = cols.pos(&start);
-    let (rest, token) = take_while(|c| !is_delimiter(c)).parse(start)?;
-    let text = *token.fragment();
+    let text = &start.fragment()[..token_len(start.fragment())];
+    let rest = start.take_from(text.len());
     match classify(text) {
         Ok(kind) => Ok((rest, Form::new(kind, pos.span_to(&rest)))),
         Err(message) => fail(start, text.len(), message),
