@@ -1,6 +1,7 @@
 //! The evaluator's fast paths give what the general ones give: integer
 //! arithmetic and comparisons computed in place, `recur` storing into its
-//! slots, self calls of named functions, return values recorded cheaply.
+//! slots, self calls of named functions, return values recorded cheaply,
+//! map literals with constant keys built on a key list made once.
 
 use ptc_lisp::error::ErrorKind;
 use ptc_lisp::eval::{self, Globals, NoHost, Program, RunOptions};
@@ -182,5 +183,38 @@ fn return_values_are_recorded_per_type_latest_first_seen_order() {
             ("f".to_string(), vec![":done".to_string()]),
             ("g".to_string(), vec!["5".to_string(), "nil".to_string()]),
         ]
+    );
+}
+
+#[test]
+fn map_literals_with_constant_keys_are_ordinary_maps() {
+    let x = "(let [x 1 y \"s\"] ";
+    let cases = [
+        // Order, lookup in every form, equality with a map built otherwise.
+        ("{:b x :a y}", "{:b 1, :a \"s\"}"),
+        ("(keys {:b x :a y})", "[:b :a]"),
+        ("[(:a {:a x :b y}) ({:a x :b y} :b) (get {\"k\" x 2 y} 2)]", "[1 \"s\" \"s\"]"),
+        ("(= {:a x :b y} (hash-map :b \"s\" :a 1) (zipmap [:a :b] [1 \"s\"]))", "true"),
+        ("(contains? #{{:a 1 :b \"s\"}} {:b y :a x})", "true"),
+        // Changes: a new key, a replaced one (keeps its place), a removal,
+        // and growing past the small-map size.
+        ("(assoc {:a x :b y} :c 3)", "{:a 1, :b \"s\", :c 3}"),
+        ("(assoc {:a x :b y} :a 2)", "{:a 2, :b \"s\"}"),
+        ("(dissoc {:a x :b y} :a)", "{:b \"s\"}"),
+        ("(count (assoc {:a x :b 2 :c 3 :d 4 :e 5 :f 6 :g 7 :h 8} :i 9))", "9"),
+        ("(update {:a x :b y} :a inc)", "{:a 2, :b \"s\"}"),
+        // A repeated key keeps the last value, as before.
+        ("{:a x :a y}", "{:a \"s\"}"),
+        // Keys of other kinds, and a key that is computed.
+        ("{1 x \"one\" y nil x}", "{1 1, \"one\" \"s\", nil 1}"),
+        ("{(keyword y) x :b y}", "{:s 1, :b \"s\"}"),
+    ];
+    for (expr, expected) in cases {
+        assert_eval!(format!("{x}{expr})").as_str(), expected);
+    }
+    // Each evaluation builds its own map from the shared key list.
+    assert_eval!(
+        "(mapv (fn [i] {:i i :sq (* i i)}) [1 2 3])",
+        "[{:i 1, :sq 1} {:i 2, :sq 4} {:i 3, :sq 9}]"
     );
 }

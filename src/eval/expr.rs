@@ -28,6 +28,9 @@ pub(crate) enum Expr {
     History(u8),
     Vector(Vec<Expr>),
     Map(Vec<(Expr, Expr)>),
+    /// A map literal whose keys are distinct constants: its values, in
+    /// the order of the keys, built into a map sharing one key list.
+    ShapedMap(Box<ShapedMap>),
     Set(Vec<Expr>),
     If(Box<(Expr, Expr, Expr)>),
     Do(Vec<Expr>),
@@ -53,6 +56,12 @@ pub(crate) enum Expr {
     For(Box<For>),
     Return(Box<Expr>),
     Fail(Box<Expr>),
+}
+
+#[derive(Debug)]
+pub(crate) struct ShapedMap {
+    pub shape: Arc<crate::value::Shape>,
+    pub values: Vec<Expr>,
 }
 
 #[derive(Debug)]

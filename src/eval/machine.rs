@@ -483,7 +483,9 @@ impl<'h> Interp<'h> {
             Expr::ToolRef(name, span) => self.tool_ref(name).map_err(|e| with_span(e, *span)),
             Expr::History(0) => Ok(self.last_error.clone()),
             Expr::History(n) => Ok(self.history[*n as usize - 1].clone()),
-            Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) => self.eval_collection(expr, f),
+            Expr::Vector(_) | Expr::Set(_) | Expr::Map(_) | Expr::ShapedMap(_) => {
+                self.eval_collection(expr, f)
+            }
             Expr::If(parts) => {
                 let (test, then, otherwise) = &**parts;
                 let yes = match test {
@@ -816,6 +818,13 @@ impl<'h> Interp<'h> {
                     out.insert(k, v);
                 }
                 Ok(Value::map(out))
+            }
+            Expr::ShapedMap(m) => {
+                let mut values = Vec::with_capacity(m.values.len());
+                for v in &m.values {
+                    values.push(self.eval(v, f)?);
+                }
+                Ok(Value::map(Map::from_shape(m.shape.clone(), values)))
             }
             _ => unreachable!("only collections"),
         }

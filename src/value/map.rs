@@ -24,6 +24,9 @@ use super::twin::Twin;
 use super::{hash_one, ArcStr, FixedState, Value};
 
 const ARRAY_MAP_LIMIT: usize = 8;
+/// The most entries a map keeps in insertion order when built by changes
+/// (a map literal, `assoc`, `into`): past it a map is a hash map.
+pub(crate) const SMALL_MAP_LIMIT: usize = ARRAY_MAP_LIMIT;
 /// The most keys a shared key list ([`Shape`]) has.
 pub(crate) const SHAPED_LIMIT: usize = 16;
 

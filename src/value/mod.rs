@@ -27,6 +27,7 @@ pub use json::{from_json, has_json_form, to_json};
 pub use json_read::{from_json_checked, read_json_object, ReadError};
 pub use keyword::intern as intern_keyword;
 pub use map::Map;
+pub(crate) use map::{Shape, SMALL_MAP_LIMIT};
 pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
 pub(crate) use print::{write_escaped, write_float};

@@ -16,11 +16,11 @@ use std::sync::Arc;
 use crate::builtins::{self, Registry};
 use crate::error::{Error, ErrorKind, Result, Span};
 use crate::reader::{Form, FormKind};
-use crate::value::{ArcStr, Map, Set, Value};
+use crate::value::{ArcStr, Map, Set, Shape, Value, SMALL_MAP_LIMIT};
 
 use super::expr::{
-    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, SelfCall, ToolCall,
-    ToolName,
+    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, SelfCall, ShapedMap,
+    ToolCall, ToolName,
 };
 use super::pattern::Pattern;
 use super::prim::PrimOp;
@@ -339,7 +339,7 @@ impl Analyzer {
                         .collect();
                     Expr::Const(Value::map(map))
                 } else {
-                    Expr::Map(pairs)
+                    shaped_map(pairs)
                 }
             }
             FormKind::List(items) => match items.first() {
@@ -756,6 +756,32 @@ impl Analyzer {
     fn lambda_expr(&mut self, lambda: Lambda) -> Expr {
         Expr::Lambda(Arc::new(lambda))
     }
+}
+
+/// A map literal of computed values: when its keys are distinct
+/// constants, few enough for a small map, the key list is made once here
+/// and each evaluation only computes the values (no key is hashed,
+/// compared or copied at run time); otherwise an entry-by-entry build.
+fn shaped_map(pairs: Vec<(Expr, Expr)>) -> Expr {
+    let keys: Vec<Value> = pairs
+        .iter()
+        .map_while(|(k, _)| match k {
+            Expr::Const(k) => Some(k.clone()),
+            _ => None,
+        })
+        .collect();
+    let distinct = || {
+        keys.iter()
+            .enumerate()
+            .all(|(i, k)| !keys[..i].contains(k))
+    };
+    if keys.len() != pairs.len() || keys.len() > SMALL_MAP_LIMIT || !distinct() {
+        return Expr::Map(pairs);
+    }
+    Expr::ShapedMap(Box::new(ShapedMap {
+        shape: Shape::new(keys),
+        values: pairs.into_iter().map(|(_, v)| v).collect(),
+    }))
 }
 
 /// A collection of constants is itself a constant.
