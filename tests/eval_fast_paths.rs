@@ -193,15 +193,24 @@ fn map_literals_with_constant_keys_are_ordinary_maps() {
         // Order, lookup in every form, equality with a map built otherwise.
         ("{:b x :a y}", "{:b 1, :a \"s\"}"),
         ("(keys {:b x :a y})", "[:b :a]"),
-        ("[(:a {:a x :b y}) ({:a x :b y} :b) (get {\"k\" x 2 y} 2)]", "[1 \"s\" \"s\"]"),
-        ("(= {:a x :b y} (hash-map :b \"s\" :a 1) (zipmap [:a :b] [1 \"s\"]))", "true"),
+        (
+            "[(:a {:a x :b y}) ({:a x :b y} :b) (get {\"k\" x 2 y} 2)]",
+            "[1 \"s\" \"s\"]",
+        ),
+        (
+            "(= {:a x :b y} (hash-map :b \"s\" :a 1) (zipmap [:a :b] [1 \"s\"]))",
+            "true",
+        ),
         ("(contains? #{{:a 1 :b \"s\"}} {:b y :a x})", "true"),
         // Changes: a new key, a replaced one (keeps its place), a removal,
         // and growing past the small-map size.
         ("(assoc {:a x :b y} :c 3)", "{:a 1, :b \"s\", :c 3}"),
         ("(assoc {:a x :b y} :a 2)", "{:a 2, :b \"s\"}"),
         ("(dissoc {:a x :b y} :a)", "{:b \"s\"}"),
-        ("(count (assoc {:a x :b 2 :c 3 :d 4 :e 5 :f 6 :g 7 :h 8} :i 9))", "9"),
+        (
+            "(count (assoc {:a x :b 2 :c 3 :d 4 :e 5 :f 6 :g 7 :h 8} :i 9))",
+            "9",
+        ),
         ("(update {:a x :b y} :a inc)", "{:a 2, :b \"s\"}"),
         // A repeated key keeps the last value, as before.
         ("{:a x :a y}", "{:a \"s\"}"),

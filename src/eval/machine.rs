@@ -784,9 +784,14 @@ impl<'h> Interp<'h> {
         Ok(truthy(self.eval_prim(call, f)?))
     }
 
-    /// A call of `Expr::Prim` that has no inline result: the builtin's.
+    /// A call of `Expr::Prim` that has no inline integer result: on
+    /// floats computed here as the builtin computes it, otherwise the
+    /// builtin's.
     #[inline(never)]
     fn prim_fallback(&mut self, call: &PrimCall, args: &[Value]) -> EvalResult {
+        if let Some(v) = call.op.on_floats(args) {
+            return Ok(v);
+        }
         self.call_native(call.id, args)
     }
 

@@ -770,11 +770,7 @@ fn shaped_map(pairs: Vec<(Expr, Expr)>) -> Expr {
             _ => None,
         })
         .collect();
-    let distinct = || {
-        keys.iter()
-            .enumerate()
-            .all(|(i, k)| !keys[..i].contains(k))
-    };
+    let distinct = || keys.iter().enumerate().all(|(i, k)| !keys[..i].contains(k));
     if keys.len() != pairs.len() || keys.len() > SMALL_MAP_LIMIT || !distinct() {
         return Expr::Map(pairs);
     }
