@@ -1,7 +1,9 @@
 //! The evaluator's fast paths give what the general ones give: integer
 //! arithmetic and comparisons computed in place, `recur` storing into its
 //! slots, self calls of named functions, return values recorded cheaply,
-//! map literals with constant keys built on a key list made once.
+//! map literals with constant keys built on a key list made once, and
+//! lookups with a constant key (`(:k m)`, `(get m :k)`) made without a
+//! call.
 
 use ptc_lisp::error::ErrorKind;
 use ptc_lisp::eval::{self, Globals, NoHost, Program, RunOptions};
@@ -226,4 +228,44 @@ fn map_literals_with_constant_keys_are_ordinary_maps() {
         "(mapv (fn [i] {:i i :sq (* i i)}) [1 2 3])",
         "[{:i 1, :sq 1} {:i 2, :sq 4} {:i 3, :sq 9}]"
     );
+}
+
+#[test]
+fn lookups_with_a_constant_key_are_the_calls_they_replace() {
+    let cases = [
+        // A keyword as a function, and `get`, on a local, on an
+        // expression, with and without a default.
+        (
+            "(let [m {:a 1 \"b\" 2 :c nil}] [(:a m) (:c m 5) (:z m 5) (:b m)])",
+            "[1 nil 5 2]",
+        ),
+        (
+            "[(get {:a 1} :a) (get {:a 1} :z :d) (get [10 20] 1) (get \"abc\" 1)]",
+            "[1 :d 20 \"b\"]",
+        ),
+        ("(:a (:b {:b {:a 7}}))", "7"),
+        ("((fn [p] (:price p)) {:price 3})", "3"),
+        // Not a map: nil, as the call gives.
+        ("[(:a nil) (:a 5) (get 5 :a :d)]", "[nil nil :d]"),
+        // The specification's flexible keys.
+        ("(:turn-summaries {\"turn_summaries\" 1})", "1"),
+        // A user's `get` is called, not replaced.
+        ("(let [get (fn [m k] :mine)] (get {:a 1} :a))", ":mine"),
+    ];
+    for (src, expected) in cases {
+        assert_eval!(src, expected);
+    }
+    // The default is evaluated whether or not it is needed, as a call's
+    // argument is.
+    let mut session = ptc_lisp::session::Session::new();
+    let turn = session.eval("[(:a {:a 1} (println \"x\")) (get {:a 1} :a (println \"y\"))]");
+    assert_eq!(turn.prints, ["x", "y"]);
+    // Arity errors are the call's.
+    assert_fails!("(:a)", "1 or 2 arguments");
+    assert_fails!("(:a {} 1 2)", "1 or 2 arguments");
+    assert_fails!("(get {:a 1} :a 2 3)", "2 or 3 arguments");
+    // An error in the target keeps its own location.
+    let e = error_of("(let [m 1]\n  (:a (inc \"x\")))");
+    assert_eq!(e.kind(), ErrorKind::Type);
+    assert_eq!(e.span().map(|s| (s.line, s.column)), Some((2, 7)));
 }

@@ -47,6 +47,9 @@ pub(crate) enum Expr {
     /// A call of an arithmetic or comparison builtin computed in place on
     /// integers (see `super::prim`).
     Prim(Box<PrimCall>),
+    /// `(:key m)`, `(:key m default)` and `(get m key)`, `(get m key
+    /// default)` with a constant key: a lookup without a call.
+    Get(Box<Get>),
     CallTool(Box<ToolCall>),
     Def(Box<Def>),
     And(Vec<Expr>),
@@ -56,6 +59,14 @@ pub(crate) enum Expr {
     For(Box<For>),
     Return(Box<Expr>),
     Fail(Box<Expr>),
+}
+
+#[derive(Debug)]
+pub(crate) struct Get {
+    pub key: Value,
+    pub target: Expr,
+    pub default: Option<Expr>,
+    pub span: Span,
 }
 
 #[derive(Debug)]

@@ -521,6 +521,7 @@ impl<'h> Interp<'h> {
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
                 .map_err(|e| with_span(e, call.span)),
             Expr::Prim(call) => self.eval_prim(call, f),
+            Expr::Get(get) => self.eval_get(get, f),
             Expr::CallSelf(call) => match f.callee.closure {
                 Some((function, code)) => self
                     .with_args(&call.args, f, |this, args| {
@@ -755,6 +756,33 @@ impl<'h> Interp<'h> {
             }
             args => self.with_args(args, f, |this, args| this.call_native(call.id, args)),
         }
+    }
+
+    /// A lookup with a constant key: the key's value in the target, or
+    /// the default (evaluated, as a call's argument is, whether or not it
+    /// is needed). A local target is read where it is, not copied.
+    fn eval_get(&mut self, get: &super::expr::Get, f: Frame<'_>) -> EvalResult {
+        let found = match &get.target {
+            Expr::Local(slot) => {
+                let target = &self.stack[f.base + *slot as usize];
+                match &get.default {
+                    None => builtins::get_found(target, &get.key),
+                    Some(_) => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some(v) = found {
+            return Ok(v);
+        }
+        let target = self
+            .eval(&get.target, f)
+            .map_err(|e| with_span(e, get.span))?;
+        let default = match &get.default {
+            Some(d) => self.eval(d, f).map_err(|e| with_span(e, get.span))?,
+            None => Value::Nil,
+        };
+        Ok(builtins::get(&target, &get.key, default))
     }
 
     /// A two-argument comparison as the test of an `if`: integers

@@ -52,20 +52,40 @@ enum Repr {
 #[derive(Debug)]
 pub(crate) struct Shape {
     keys: Box<[Value]>,
+    /// The address of each keyword key's name (0 for a key of another
+    /// kind): keywords are interned, so most lookups are a search of
+    /// this short array of integers.
+    names: Box<[usize]>,
 }
 
 impl Shape {
     /// A shape of at most [`SHAPED_LIMIT`] distinct keys.
     pub(crate) fn new(keys: Vec<Value>) -> Arc<Shape> {
         debug_assert!(keys.len() <= SHAPED_LIMIT);
+        let names = keys
+            .iter()
+            .map(|k| match k {
+                Value::Keyword(name) => name.as_ptr() as usize,
+                _ => 0,
+            })
+            .collect();
         Arc::new(Shape {
             keys: keys.into_boxed_slice(),
+            names,
         })
     }
 
     /// Where `key` is among the keys.
+    #[inline]
     fn position(&self, key: &Value) -> Option<usize> {
-        key_position(self.keys.iter(), key)
+        if let Value::Keyword(name) = key {
+            let name = name.as_ptr() as usize;
+            if let Some(i) = self.names.iter().position(|&n| n == name) {
+                return Some(i);
+            }
+        }
+        // A keyword made without interning, or a key of another kind.
+        self.keys.iter().position(|k| k == key)
     }
 }
 

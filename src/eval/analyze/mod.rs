@@ -19,8 +19,8 @@ use crate::reader::{Form, FormKind};
 use crate::value::{ArcStr, Map, Set, Shape, Value, SMALL_MAP_LIMIT};
 
 use super::expr::{
-    Arity, Call, CaptureFrom, Expr, GlobalRef, Lambda, NativeCall, PrimCall, SelfCall, ShapedMap,
-    ToolCall, ToolName,
+    Arity, Call, CaptureFrom, Expr, Get, GlobalRef, Lambda, NativeCall, PrimCall, SelfCall,
+    ShapedMap, ToolCall, ToolName,
 };
 use super::pattern::Pattern;
 use super::prim::PrimOp;
@@ -618,8 +618,35 @@ impl Analyzer {
         Ok(self.call(func, args, form.span))
     }
 
-    /// A call of `func`: direct for a builtin.
+    /// A call of `func`: direct for a builtin, a lookup for a keyword
+    /// or `get` with a constant key.
     fn call(&self, func: Expr, args: Vec<Expr>, span: Span) -> Expr {
+        let get = match &func {
+            Expr::Const(Value::Keyword(_)) => (1..=2).contains(&args.len()),
+            Expr::Const(Value::Native(n)) => {
+                n.name == "get"
+                    && (2..=3).contains(&args.len())
+                    && matches!(args[1], Expr::Const(_))
+            }
+            _ => false,
+        };
+        if get {
+            let mut args = args.into_iter();
+            let target = args.next().expect("not empty");
+            let key = match &func {
+                Expr::Const(k @ Value::Keyword(_)) => k.clone(),
+                _ => match args.next() {
+                    Some(Expr::Const(k)) => k,
+                    _ => unreachable!("a constant key, checked above"),
+                },
+            };
+            return Expr::Get(Box::new(Get {
+                key,
+                target,
+                default: args.next(),
+                span,
+            }));
+        }
         if let Expr::Const(Value::Native(n)) = &func {
             let mut call = NativeCall {
                 id: n.id,
