@@ -185,17 +185,46 @@ impl Set {
         }
     }
 
-    pub fn iter(&self) -> Box<dyn Iterator<Item = &Value> + '_> {
+    pub fn iter(&self) -> SetIter<'_> {
         match &self.repr {
-            Repr::Array(items) => Box::new(items.iter()),
-            Repr::Flat(f) => Box::new(f.items.iter()),
-            Repr::Hash(h) => Box::new(h.iter()),
+            Repr::Array(items) => SetIter::Array(items.iter()),
+            Repr::Flat(f) => SetIter::Flat(f.items.iter()),
+            Repr::Hash(h) => SetIter::Hash(h.iter()),
         }
     }
 
     pub(crate) fn unordered_hash(&self) -> u64 {
         self.iter()
             .fold(0u64, |acc, v| acc.wrapping_add(hash_one(v)))
+    }
+}
+
+/// The items of a set, in its iteration order (no boxing: `next` is a
+/// match the compiler can inline into the loop).
+pub enum SetIter<'a> {
+    Array(std::slice::Iter<'a, Value>),
+    Flat(std::collections::hash_set::Iter<'a, Value>),
+    Hash(imbl::hashset::Iter<'a, Value, imbl::shared_ptr::DefaultSharedPtr>),
+}
+
+impl<'a> Iterator for SetIter<'a> {
+    type Item = &'a Value;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Value> {
+        match self {
+            SetIter::Array(it) => it.next(),
+            SetIter::Flat(it) => it.next(),
+            SetIter::Hash(it) => it.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            SetIter::Array(it) => it.size_hint(),
+            SetIter::Flat(it) => it.size_hint(),
+            SetIter::Hash(it) => it.size_hint(),
+        }
     }
 }
 
