@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
-use crate::value::{compare, FixedState, Map, Value};
+use crate::value::{compare, FixedState, ItemState, Map, Value};
 
 use super::core::{expect_int, get, seq_items, seq_view, type_error, vector_result};
 use super::{Registry, MANY};
@@ -479,8 +479,8 @@ fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let items = seq_view(&args[0], "distinct")?;
     // The items seen so far, borrowed: one lookup per item, and no
     // reference counting for the table's copies.
-    let mut seen: HashSet<&Value, FixedState> =
-        HashSet::with_capacity_and_hasher(items.len(), FixedState::default());
+    let mut seen: HashSet<&Value, ItemState> =
+        HashSet::with_capacity_and_hasher(items.len(), ItemState);
     let mut out = Vec::new();
     for item in items.iter() {
         if seen.insert(item) {

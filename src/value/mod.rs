@@ -7,6 +7,7 @@
 mod compare;
 mod drop;
 mod func;
+mod item_hash;
 mod json;
 mod json_read;
 mod keyword;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 pub use arcstr::ArcStr;
 pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef};
+pub(crate) use item_hash::ItemState;
 pub use json::{from_json, has_json_form, to_json};
 pub use json_read::{from_json_checked, read_json_object, ReadError};
 pub use keyword::intern as intern_keyword;
@@ -33,7 +35,8 @@ pub(crate) use print::{write_escaped, write_float};
 pub use set::{Set, SetIter};
 pub use vector::Vector;
 
-/// The deterministic hasher used by every hashed collection, so that
+/// The deterministic hasher used by every hashed collection (the flat
+/// tables of large sets use the equally fixed `ItemState`), so that
 /// iteration order (and so printed output and rendered prompts) is the
 /// same on every run.
 pub type FixedState = foldhash::fast::FixedState;
@@ -266,7 +269,7 @@ impl Value {
             List(v) => List(v.clone()),
             Map(m) => Map(m.clone()),
             Set(s) => Set(s.clone()),
-            Native(n) => Native(*n),
+            Native(n) => Native(n),
             Fn(f) => Fn(f.clone()),
             Var(s) => Var(s.clone()),
             Regex(r) => Regex(r.clone()),

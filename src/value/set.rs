@@ -7,7 +7,8 @@
 //! insert. The first change made through a *shared* flat set builds, once,
 //! a persistent twin (an `imbl` hash trie) that the changed copy continues
 //! from, so `conj` and `disj` on shared sets stay O(log n) however often
-//! they are repeated.
+//! they are repeated. Flat tables hash with `ItemState` (one multiply for
+//! an integer); the twin and the set's own hash use `FixedState`.
 //!
 //! Whole-set operations avoid both per-item costs where they can: `extend`
 //! (and so `collect`) inserts straight into a table the set owns, and
@@ -20,12 +21,13 @@ use std::sync::Arc;
 
 use super::twin::Twin;
 
+use super::item_hash::ItemState;
 use super::{hash_one, FixedState, Value};
 
 const ARRAY_SET_LIMIT: usize = 8;
 
 type HashSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
-type Table = std::collections::HashSet<Value, FixedState>;
+type Table = std::collections::HashSet<Value, ItemState>;
 
 #[derive(Clone, Debug)]
 pub struct Set {
@@ -68,10 +70,7 @@ impl Set {
             return Set::new();
         }
         Set {
-            repr: Repr::Flat(Flat::new(Table::with_capacity_and_hasher(
-                n,
-                FixedState::default(),
-            ))),
+            repr: Repr::Flat(Flat::new(Table::with_capacity_and_hasher(n, ItemState))),
         }
     }
 
@@ -111,8 +110,7 @@ impl Set {
                 if items.len() < ARRAY_SET_LIMIT {
                     items.push(v);
                 } else {
-                    let mut table =
-                        Table::with_capacity_and_hasher(2 * ARRAY_SET_LIMIT, FixedState::default());
+                    let mut table = Table::with_capacity_and_hasher(2 * ARRAY_SET_LIMIT, ItemState);
                     table.extend(items.drain(..));
                     table.insert(v);
                     self.repr = Repr::Flat(Flat::new(table));
@@ -151,10 +149,8 @@ impl Set {
         let table = if table.capacity() - table.len() >= additional {
             table.clone()
         } else {
-            let mut bigger = Table::with_capacity_and_hasher(
-                table.len().saturating_add(additional),
-                FixedState::default(),
-            );
+            let mut bigger =
+                Table::with_capacity_and_hasher(table.len().saturating_add(additional), ItemState);
             bigger.extend(table.iter().cloned());
             bigger
         };
