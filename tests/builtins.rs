@@ -1040,6 +1040,58 @@ fn set_algebra_on_large_and_small_sets() {
     }
 }
 
+/// `union` starts from a copy of the largest flat set's table (wherever
+/// it is among the arguments, also a set already changed through a
+/// persistent twin); the sets it was given, and later changes of the
+/// result, stay apart.
+#[test]
+fn set_algebra_results_and_their_arguments_change_independently() {
+    for (program, expected) in [
+        (
+            "(let [a (set (range 100)) u (union a #{200 300}) v (conj u 400)] \
+             [(count a) (count u) (count v) (contains? a 200) (contains? u 400) (contains? v 400)])",
+            "[100 102 103 false false true]",
+        ),
+        (
+            "(let [a (set (range 10 20)) b (set (range 100)) u (union a b #{-1})] \
+             [(count u) (count b) (contains? b -1) (= (conj b -1) u)])",
+            "[101 100 false true]",
+        ),
+        (
+            "(let [a (set (range 50)) b (conj a 100) u (union b (set (range 40 60)))] \
+             [(count u) (count b) (= u (conj (set (range 60)) 100))])",
+            "[61 51 true]",
+        ),
+        (
+            "(let [s (set (range 20))] (= s (intersection s (set (range 30))) (difference s #{100})))",
+            "true",
+        ),
+        ("(distinct [1 1.0 2 1 2.0 2 -0.0 0.0])", "[1 1.0 2 2.0 -0.0]"),
+        ("(count (distinct (concat (range 1000) (range 500 1500))))", "1500"),
+    ] {
+        let v = crate::util::eval(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+        assert_eq!(crate::util::printed(&v), expected, "{program}");
+    }
+}
+
+/// Integers compare exactly in `max` and `min`, also past 2^53 where
+/// their float conversions are equal; `apply` spreads a vector as is.
+#[test]
+fn max_and_min_of_integers_are_exact() {
+    assert_eval!(
+        "[(apply max [9007199254740992 9007199254740993]) (apply min [9007199254740993 9007199254740992])]",
+        "[9007199254740993 9007199254740992]"
+    );
+    assert_eval!(
+        "[(max 1 2.0) (max 2.0 2) (min 2 2.0) (max 1 2.5 2)]",
+        "[2.0 2.0 2 2.5]"
+    );
+    assert_eval!(
+        "[(apply + 1 2 [3 4]) (apply str []) (apply max '(3 9 4))]",
+        "[10 \"\" 9]"
+    );
+}
+
 /// As in Java (so Clojure), `\d`, `\w` and `\s` are ASCII classes: an
 /// Arabic-Indic digit is not a digit, `é` is not a word character and a
 /// no-break space is not white space.

@@ -3,11 +3,11 @@
 //! `[key value]` pairs and of one-character strings.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
-use crate::value::{compare, FixedState, Map, Set, Value};
+use crate::value::{compare, FixedState, ItemState, Map, Value};
 
 use super::core::{expect_int, get, seq_items, seq_view, type_error, vector_result};
 use super::{Registry, MANY};
@@ -477,11 +477,13 @@ fn reverse(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let items = seq_view(&args[0], "distinct")?;
-    let mut seen = Set::with_capacity(items.len());
+    // The items seen so far, borrowed: one lookup per item, and no
+    // reference counting for the table's copies.
+    let mut seen: HashSet<&Value, ItemState> =
+        HashSet::with_capacity_and_hasher(items.len(), ItemState);
     let mut out = Vec::new();
     for item in items.iter() {
-        if !seen.contains(item) {
-            seen.insert(item.clone());
+        if seen.insert(item) {
             out.push(item.clone());
         }
     }

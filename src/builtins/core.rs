@@ -226,6 +226,11 @@ fn type_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn apply(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let (f, rest) = args.split_first().expect("arity checked");
     let (last, fixed) = rest.split_last().expect("arity checked");
+    // `(apply f coll)` over a vector: its items are the arguments as they
+    // are, no copy.
+    if let (Value::Vector(_) | Value::List(_), []) = (last, fixed) {
+        return interp.call(f, &seq_view(last, "apply")?);
+    }
     let spread = match last {
         Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) => {
             seq_items(last, "apply")?

@@ -198,6 +198,13 @@ fn extreme(who: &str, args: &[Value], want: Ordering) -> EvalResult {
     let mut best = &args[0];
     num(who, best)?;
     for a in &args[1..] {
+        // Two integers compare exactly, without the float conversion.
+        if let (Value::Int(x), Value::Int(y)) = (best, a) {
+            if y.cmp(x) == want {
+                best = a;
+            }
+            continue;
+        }
         let (x, y) = (num(who, best)?, num(who, a)?);
         if to_f(x).is_nan() {
             continue;

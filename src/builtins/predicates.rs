@@ -161,10 +161,9 @@ fn is_infinite(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn is_distinct(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut seen = crate::value::Set::new();
     for a in args {
-        if seen.contains(a) {
+        if !seen.insert(a.clone()) {
             return Ok(Value::Bool(false));
         }
-        seen.insert(a.clone());
     }
     Ok(Value::Bool(true))
 }

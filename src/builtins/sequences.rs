@@ -182,8 +182,7 @@ fn distinct_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut out = Vec::new();
     for item in seq_items(&args[1], "distinct-by")? {
         let k = key_of(interp, &args[0], &item)?;
-        if !seen.contains(&k) {
-            seen.insert(k);
+        if seen.insert(k) {
             out.push(item);
         }
     }

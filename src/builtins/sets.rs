@@ -27,11 +27,25 @@ fn union(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         .iter()
         .map(|a| as_set("union", a))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut out = Set::with_capacity(sets.iter().map(Set::len).max().unwrap_or(0));
-    for set in &sets {
-        for item in set.iter() {
-            out.insert(item.clone());
+    let largest = (0..sets.len()).max_by_key(|&i| sets[i].len());
+    let others = |skip: usize| sets.iter().enumerate().filter(move |&(i, _)| i != skip);
+    // Many items: start from a copy of the largest set's table (no
+    // rehashing of its items) with room for all the others' items.
+    if let Some(big) = largest {
+        let room: usize = others(big).map(|(_, s)| s.len()).sum();
+        if let Some(mut out) = sets[big].flat_copy_with_room(room) {
+            interp.check_size(out.len())?;
+            for (_, set) in others(big) {
+                out.extend(set.iter().cloned());
+                interp.check_size(out.len())?;
+            }
+            return Ok(Value::set(out));
         }
+    }
+    // Small sets keep their order: the items of each set in turn.
+    let mut out = Set::with_capacity(largest.map_or(0, |i| sets[i].len()));
+    for set in &sets {
+        out.extend(set.iter().cloned());
         interp.check_size(out.len())?;
     }
     Ok(Value::set(out))
@@ -45,13 +59,12 @@ fn intersection(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     // Walk the smallest; look the items up in the others.
     sets.sort_by_key(Set::len);
     let (smallest, others) = sets.split_first().expect("arity checked");
-    let mut out = Set::new();
-    for item in smallest.iter() {
-        if others.iter().all(|o| o.contains(item)) {
-            out.insert(item.clone());
-        }
-    }
-    Ok(Value::set(out))
+    // The items found, then a set sized for exactly them.
+    let kept: Vec<&Value> = smallest
+        .iter()
+        .filter(|item| others.iter().all(|o| o.contains(item)))
+        .collect();
+    Ok(Value::set(kept.into_iter().cloned().collect()))
 }
 
 fn difference(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -69,14 +82,13 @@ fn difference(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
         return Ok(Value::set(out));
     }
-    // Otherwise keep what no other set holds, in one pass.
-    let mut out = Set::new();
-    for item in first.iter() {
-        if !others.iter().any(|o| o.contains(item)) {
-            out.insert(item.clone());
-        }
-    }
-    Ok(Value::set(out))
+    // Otherwise keep what no other set holds, in one pass, then build a
+    // set sized for exactly those items.
+    let kept: Vec<&Value> = first
+        .iter()
+        .filter(|item| !others.iter().any(|o| o.contains(item)))
+        .collect();
+    Ok(Value::set(kept.into_iter().cloned().collect()))
 }
 
 fn is_subset(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

@@ -268,7 +268,7 @@ const KEY_VISITS: usize = 1_000_000;
 pub fn key_summary(value: &Value, opts: FormatOptions) -> Option<String> {
     let (total, items): (usize, Box<dyn Iterator<Item = &Value>>) = match value {
         Value::Vector(items) | Value::List(items) => (items.len(), Box::new(items.iter())),
-        Value::Set(items) => (items.len(), items.iter()),
+        Value::Set(items) => (items.len(), Box::new(items.iter())),
         _ => return None,
     };
     let mut keys: Vec<(&Value, usize)> = Vec::new();

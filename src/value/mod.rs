@@ -7,6 +7,7 @@
 mod compare;
 mod drop;
 mod func;
+mod item_hash;
 mod json;
 mod json_read;
 mod keyword;
@@ -23,6 +24,7 @@ use std::sync::Arc;
 pub use arcstr::ArcStr;
 pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef};
+pub(crate) use item_hash::ItemState;
 pub use json::{from_json, has_json_form, to_json};
 pub use json_read::{from_json_checked, read_json_object, ReadError};
 pub use keyword::intern as intern_keyword;
@@ -31,16 +33,17 @@ pub(crate) use map::{Shape, SMALL_MAP_LIMIT};
 pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
 pub(crate) use print::{write_escaped, write_float};
-pub use set::Set;
+pub use set::{Set, SetIter};
 pub use vector::Vector;
 
-/// The deterministic hasher used by every hashed collection, so that
+/// The deterministic hasher used by every hashed collection (the flat
+/// tables of large sets use the equally fixed `ItemState`), so that
 /// iteration order (and so printed output and rendered prompts) is the
 /// same on every run.
 pub type FixedState = foldhash::fast::FixedState;
 
 /// A PTC-Lisp value. Sixteen bytes; clones are reference-count bumps.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub enum Value {
     #[default]
     Nil,
@@ -236,6 +239,43 @@ impl From<&str> for Value {
 impl From<String> for Value {
     fn from(s: String) -> Self {
         Value::Str(ArcStr::from(s))
+    }
+}
+
+impl Clone for Value {
+    /// Integers (set members, ids, counts) are copied inline; every other
+    /// value takes the call.
+    #[inline]
+    fn clone(&self) -> Self {
+        if let Value::Int(n) = self {
+            return Value::Int(*n);
+        }
+        self.clone_other()
+    }
+}
+
+impl Value {
+    #[inline(never)]
+    fn clone_other(&self) -> Value {
+        use Value::*;
+        match self {
+            Nil => Nil,
+            Bool(b) => Bool(*b),
+            Int(n) => Int(*n),
+            Float(f) => Float(*f),
+            Str(s) => Str(s.clone()),
+            Keyword(s) => Keyword(s.clone()),
+            Symbol(s) => Symbol(s.clone()),
+            Vector(v) => Vector(v.clone()),
+            List(v) => List(v.clone()),
+            Map(m) => Map(m.clone()),
+            Set(s) => Set(s.clone()),
+            Native(n) => Native(n),
+            Fn(f) => Fn(f.clone()),
+            Var(s) => Var(s.clone()),
+            Regex(r) => Regex(r.clone()),
+            Reduced(v) => Reduced(v.clone()),
+        }
     }
 }
 
