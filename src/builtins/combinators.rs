@@ -181,14 +181,28 @@ pub(crate) fn call_combinator(
             let [item] = args else {
                 return Err(arity_error("A `where` predicate", args.len(), "1").into());
             };
-            let field = path
-                .iter()
-                .fold(item.clone(), |cur, k| get(&cur, k, Value::Nil));
+            let field = match path.as_slice() {
+                // One key: the item is read in place, not copied.
+                [k] => get(item, k, Value::Nil),
+                _ => path
+                    .iter()
+                    .fold(item.clone(), |cur, k| get(&cur, k, Value::Nil)),
+            };
             Ok(Value::Bool(where_holds(&field, op, operand)?))
         }
         FunctionKind::Closure { .. } | FunctionKind::Tool(_) => {
             unreachable!("closures and tools are called by the evaluator")
         }
+    }
+}
+
+/// `=` inside `where`: keywords compare as their names (spec §7.1), as
+/// [`coerce`] makes them, without copying either side.
+fn where_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Keyword(x), Value::Keyword(y) | Value::Str(y))
+        | (Value::Str(x), Value::Keyword(y)) => x == y,
+        _ => a == b,
     }
 }
 
@@ -203,8 +217,8 @@ fn coerce(v: &Value) -> Value {
 fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> {
     Ok(match op {
         "truthy" => field.truthy(),
-        "=" => coerce(field) == coerce(operand),
-        "not=" => coerce(field) != coerce(operand),
+        "=" => where_equal(field, operand),
+        "not=" => !where_equal(field, operand),
         ">" | "<" | ">=" | "<=" => {
             // Mismatched or missing values are simply not matched.
             let comparable = matches!(
