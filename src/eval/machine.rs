@@ -761,6 +761,7 @@ impl<'h> Interp<'h> {
     /// A lookup with a constant key: the key's value in the target, or
     /// the default (evaluated, as a call's argument is, whether or not it
     /// is needed). A local target is read where it is, not copied.
+    #[inline(never)]
     fn eval_get(&mut self, get: &super::expr::Get, f: Frame<'_>) -> EvalResult {
         let found = match &get.target {
             Expr::Local(slot) => {

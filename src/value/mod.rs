@@ -43,7 +43,7 @@ pub use vector::Vector;
 pub type FixedState = foldhash::fast::FixedState;
 
 /// A PTC-Lisp value. Sixteen bytes; clones are reference-count bumps.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub enum Value {
     #[default]
     Nil,
@@ -239,43 +239,6 @@ impl From<&str> for Value {
 impl From<String> for Value {
     fn from(s: String) -> Self {
         Value::Str(ArcStr::from(s))
-    }
-}
-
-impl Clone for Value {
-    /// Integers (set members, ids, counts) are copied inline; every other
-    /// value takes the call.
-    #[inline]
-    fn clone(&self) -> Self {
-        if let Value::Int(n) = self {
-            return Value::Int(*n);
-        }
-        self.clone_other()
-    }
-}
-
-impl Value {
-    #[inline(never)]
-    fn clone_other(&self) -> Value {
-        use Value::*;
-        match self {
-            Nil => Nil,
-            Bool(b) => Bool(*b),
-            Int(n) => Int(*n),
-            Float(f) => Float(*f),
-            Str(s) => Str(s.clone()),
-            Keyword(s) => Keyword(s.clone()),
-            Symbol(s) => Symbol(s.clone()),
-            Vector(v) => Vector(v.clone()),
-            List(v) => List(v.clone()),
-            Map(m) => Map(m.clone()),
-            Set(s) => Set(s.clone()),
-            Native(n) => Native(n),
-            Fn(f) => Fn(f.clone()),
-            Var(s) => Var(s.clone()),
-            Regex(r) => Regex(r.clone()),
-            Reduced(v) => Reduced(v.clone()),
-        }
     }
 }
 
