@@ -1110,3 +1110,26 @@ fn regex_shorthand_classes_are_ascii_as_in_java() {
     // Errors name the pattern as written.
     assert_fails!("(re-pattern \"(\\\\d\")", "Invalid regex `(\\d`");
 }
+
+#[test]
+fn get_in_follows_maps_sets_vectors_and_strings() {
+    assert_eval!("(get-in {:a {:b 1}} [:a :b])", "1");
+    // The default is for a missing key, not for a nil value.
+    assert_eval!("(get-in {:a {:b nil}} [:a :b] :d)", "nil");
+    assert_eval!("(get-in {:a {:b 1}} [:a :z] :d)", ":d");
+    assert_eval!("(get-in nil [:a] 5)", "5");
+    assert_eval!("(get-in {:a [10 20]} [:a 1])", "20");
+    assert_eval!("(get-in {:a #{:k}} [:a :k])", ":k");
+    // A string's character is a new value; the path goes on from it.
+    assert_eval!("(get-in {:a \"xyz\"} [:a 1])", "\"y\"");
+    assert_eval!("(get-in {:a \"xyz\"} [:a 1 0])", "\"y\"");
+    assert_eval!("(get-in {:a \"xyz\"} [:a 9] :d)", ":d");
+    // An empty path, a list path and flexible keys.
+    assert_eval!(
+        "[(get-in {:a 1} []) (get-in {:a 1} nil)]",
+        "[{:a 1} {:a 1}]"
+    );
+    assert_eval!("(get-in {:a 1} (list :a))", "1");
+    assert_eval!("(get-in {\"a\" {:b 2}} [:a \"b\"])", "2");
+    assert_fails!("(get-in {:a 1} :a)", "a vector of keys as the path");
+}

@@ -4,7 +4,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{Map, Value};
 
-use super::core::{get, get_found, seq_items, type_error, vector_result};
+use super::core::{get, get_found, seq_items, seq_view, type_error, vector_result, Items};
 use super::{Registry, MANY};
 
 fn get_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -23,16 +23,56 @@ fn path_items(who: &str, path: &Value) -> Result<Vec<Value>, Error> {
 }
 
 fn get_in(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let default = args.get(2).cloned().unwrap_or(Value::Nil);
-    let mut cur = args[0].clone();
-    // As in Clojure, the default is for a missing key, not a nil value.
-    for key in path_items("get-in", &args[1])? {
-        match get_found(&cur, &key) {
-            Some(v) => cur = v,
-            None => return Ok(default),
+    let default = || args.get(2).cloned().unwrap_or(Value::Nil);
+    let path = path_view("get-in", &args[1])?;
+    // Through maps, sets and vectors the path is followed in place and
+    // only the value found is copied; from a string on (a character is
+    // a new value), by copies.
+    let mut cur = &args[0];
+    for (i, key) in path.iter().enumerate() {
+        match get_ref(cur, key) {
+            Ok(Some(v)) => cur = v,
+            // As in Clojure, the default is for a missing key, not a nil
+            // value.
+            Ok(None) => return Ok(default()),
+            Err(NeedsCopy) => {
+                let mut owned = cur.clone();
+                for key in &path[i..] {
+                    match get_found(&owned, key) {
+                        Some(v) => owned = v,
+                        None => return Ok(default()),
+                    }
+                }
+                return Ok(owned);
+            }
         }
     }
-    Ok(cur)
+    Ok(cur.clone())
+}
+
+/// A lookup that [`get_ref`] cannot answer with a reference.
+struct NeedsCopy;
+
+/// Where `key` leads in `coll`, as [`get_found`] finds it, by reference.
+fn get_ref<'a>(coll: &'a Value, key: &'a Value) -> Result<Option<&'a Value>, NeedsCopy> {
+    Ok(match coll {
+        Value::Map(m) => m.get_flexible(key),
+        Value::Set(s) => s.get(key),
+        Value::Vector(items) | Value::List(items) => match key {
+            Value::Int(i) => usize::try_from(*i).ok().and_then(|i| items.get(i)),
+            _ => None,
+        },
+        Value::Str(_) => return Err(NeedsCopy),
+        _ => None,
+    })
+}
+
+/// The keys of a path, read in place when it is a vector.
+fn path_view<'v>(who: &str, path: &'v Value) -> Result<Items<'v>, Error> {
+    match path {
+        Value::Vector(_) | Value::List(_) | Value::Nil => seq_view(path, who),
+        other => Err(type_error(who, "a vector of keys as the path", other)),
+    }
 }
 
 /// Associate in a map (nil is an empty map) or a vector (index at most
