@@ -1053,7 +1053,8 @@ impl<'h> Interp<'h> {
                 self.stack[f.base + *slot as usize] = value;
             }
             Pattern::Seq { items, rest, all } => {
-                let seq = builtins::seq_items(&value, "destructuring")?;
+                // A vector is read in place, not copied first.
+                let seq = builtins::seq_view(&value, "destructuring")?;
                 for (i, p) in items.iter().enumerate() {
                     self.bind(p, seq.get(i).cloned().unwrap_or(Value::Nil), f)?;
                 }
@@ -1071,7 +1072,7 @@ impl<'h> Interp<'h> {
             }
             Pattern::Map { entries, all } => {
                 let map = match &value {
-                    Value::Map(m) => Some(m.clone()),
+                    Value::Map(m) => Some(&**m),
                     Value::Nil => None,
                     other => {
                         return Err(Error::type_error(format!(
