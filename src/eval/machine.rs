@@ -1047,6 +1047,7 @@ impl<'h> Interp<'h> {
         }
     }
 
+    #[inline(never)]
     fn destructure(&mut self, pattern: &Pattern, value: Value, f: Frame<'_>) -> EvalResult<()> {
         match pattern {
             Pattern::Bind(slot) => {
