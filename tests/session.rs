@@ -818,6 +818,13 @@ fn session_data_from_serialize_and_json_text_are_checked() {
     // Exact integers: beyond 64 bits is an error with the path.
     let e = s.set_data_from("big", &vec![1u64, u64::MAX]).unwrap_err();
     assert!(e.message().contains("data/big[1]"), "{}", e.message());
+    // A negative literal below the 64-bit integers (serde hands it over
+    // as a float) is the same error, not a rounded float.
+    let e = s
+        .set_data_json_str("{\"low\": [0, -9923645517640784316]}")
+        .unwrap_err();
+    assert!(e.message().contains("data/low[1]"), "{}", e.message());
+    assert!(e.message().contains("beyond the 64-bit"), "{}", e.message());
     let e = s.set_data_json_str("{\"a\": [1,}").unwrap_err();
     assert!(e.message().contains("not valid JSON"), "{}", e.message());
     let e = s.set_data_json_str("[1]").unwrap_err();

@@ -512,9 +512,17 @@ impl<'de> Visitor<'de> for Key<'_, '_> {
     }
 }
 
-/// The values of the integer literals of JSON `text` with more than 19
-/// digits (outside strings; no fraction or exponent).
+/// The values of the integer literals of JSON `text` beyond the 64-bit
+/// integers (outside strings; no fraction or exponent). serde hands such a
+/// literal over as a float: a negative one from 19 digits on (below
+/// -9223372036854775808), a positive one from 21 digits on (past
+/// `u64::MAX`; the 20-digit ones arrive as `u64`).
 fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
+    fn fits_i64(literal: &[u8]) -> bool {
+        std::str::from_utf8(literal)
+            .ok()
+            .is_some_and(|s| s.parse::<i64>().is_ok())
+    }
     let mut found = Vec::new();
     let mut in_string = false;
     let mut i = 0;
@@ -543,7 +551,7 @@ fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
             let literal = &text[start..i];
             let digits = literal.len() - usize::from(literal[0] == b'-');
             let plain = !matches!(text.get(i), Some(b'.' | b'e' | b'E'));
-            if plain && digits > 19 {
+            if plain && digits >= 19 && !fits_i64(literal) {
                 if let Some(f) = std::str::from_utf8(literal)
                     .ok()
                     .and_then(|s| s.parse().ok())
