@@ -81,6 +81,10 @@ impl Recorder {
         if !config.redaction.enabled {
             // Announced now, before anything (a transcript too) is exported.
             tracer.before_export();
+        } else if let Some(redactor) = tracer.redactor().filter(|_| tracer.exports()) {
+            // Compiled now rather than by the first event, whose delivery
+            // would wait for it.
+            redactor.prepare();
         }
         Ok(Recorder { tracer, archive })
     }

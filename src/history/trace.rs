@@ -104,6 +104,11 @@ impl Tracer {
         self.redactor.as_ref()
     }
 
+    /// True when some sink takes the records out of the process.
+    pub fn exports(&self) -> bool {
+        !self.sinks.is_empty()
+    }
+
     /// Records emitted so far.
     pub fn emitted(&self) -> u64 {
         self.seq

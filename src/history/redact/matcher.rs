@@ -9,6 +9,8 @@
 //! the cost of a linear scan instead of a backtracking attempt at every
 //! position of the text.
 
+use std::sync::OnceLock;
+
 use fancy_regex::{Assertion, Expr, Regex};
 
 /// A match: its range and the range of its first capture group, if any.
@@ -39,22 +41,24 @@ pub(super) struct Matcher {
     candidates: Option<regex::Regex>,
     /// The pattern, anchored at the position it is tried at (`\G`).
     anchored: Regex,
-    /// The pattern itself, for a search without candidates.
-    unanchored: Regex,
+    /// The pattern itself, for a search without candidates; compiled
+    /// only then (compiling is most of what a pattern costs).
+    unanchored: OnceLock<Option<Regex>>,
+    source: String,
 }
 
 impl Matcher {
     pub fn new(source: &str) -> Result<Matcher, fancy_regex::Error> {
-        let unanchored = Regex::new(source)?;
+        // The pattern alone must parse: `a)(b` is no pattern, though
+        // `\G(?:a)(b)` would be.
+        let tree = Expr::parse_tree(source)?;
         let anchored = Regex::new(&format!(r"\G(?:{source})"))?;
-        let candidates = Expr::parse_tree(source)
-            .ok()
-            .and_then(|tree| relaxed(&tree.expr))
-            .and_then(|plain| regex::Regex::new(&plain).ok());
+        let candidates = relaxed(&tree.expr).and_then(|plain| regex::Regex::new(&plain).ok());
         Ok(Matcher {
             candidates,
             anchored,
-            unanchored,
+            unanchored: OnceLock::new(),
+            source: source.to_string(),
         })
     }
 
@@ -89,14 +93,36 @@ impl Matcher {
         None
     }
 
-    /// The same search without candidates: the fancy engine's own scan.
+    /// The same search without candidates: the fancy engine's own scan
+    /// (or, should the pattern alone not compile where its anchored form
+    /// did, the anchored pattern tried at every position).
     fn search(&self, text: &str, mut from: usize) -> Option<Found> {
+        let unanchored = self
+            .unanchored
+            .get_or_init(|| Regex::new(&self.source).ok());
+        let Some(unanchored) = unanchored else {
+            return self.search_anchored(text, from);
+        };
         while from <= text.len() {
-            let caps = self.unanchored.captures_from_pos(text, from).ok()??;
+            let caps = unanchored.captures_from_pos(text, from).ok()??;
             if let Some(found) = Found::non_empty(&caps) {
                 return Some(found);
             }
             from = next_char(text, caps.get(0).expect("group 0").start());
+        }
+        None
+    }
+}
+
+impl Matcher {
+    fn search_anchored(&self, text: &str, mut from: usize) -> Option<Found> {
+        while from <= text.len() {
+            if let Ok(Some(caps)) = self.anchored.captures_from_pos(text, from) {
+                if let Some(found) = Found::non_empty(&caps) {
+                    return Some(found);
+                }
+            }
+            from = next_char(text, from);
         }
         None
     }
@@ -246,6 +272,14 @@ mod tests {
         let m = Matcher::new(r"(\w)\1").unwrap();
         assert!(m.candidates.is_none());
         assert_eq!(all(&m, "abba cc"), vec![(1, 3), (5, 7)]);
+        // The anchored pattern tried at every position finds the same.
+        let mut from = 0;
+        let mut found = Vec::new();
+        while let Some(f) = m.search_anchored("abba cc", from) {
+            found.push((f.start, f.end));
+            from = f.end;
+        }
+        assert_eq!(found, vec![(1, 3), (5, 7)]);
     }
 
     #[test]

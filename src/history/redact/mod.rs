@@ -181,9 +181,15 @@ fn secret_key() -> &'static Regex {
 }
 
 /// Replaces secrets with `<REDACTED>`.
+///
+/// The built-in patterns are compiled once per process, when something
+/// is first redacted (compiling them takes tens of milliseconds, which a
+/// session that never exports anything should not pay at start-up);
+/// the user's patterns are compiled by [`Redactor::new`], so a bad one
+/// is reported there.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    patterns: Vec<Pattern>,
+    extra: Vec<Pattern>,
 }
 
 /// A user pattern that does not compile.
@@ -204,7 +210,7 @@ impl Redactor {
     /// The built-in patterns plus `extra` (regexes; a first capture
     /// group, if any, is kept).
     pub fn new(extra: &[String]) -> Result<Redactor, PatternError> {
-        let mut patterns = built_in().to_vec();
+        let mut patterns = Vec::with_capacity(extra.len());
         for (i, source) in extra.iter().enumerate() {
             let matcher = Matcher::new(source).map_err(|e| PatternError {
                 pattern: source.clone(),
@@ -215,18 +221,29 @@ impl Redactor {
                 matcher,
             });
         }
-        Ok(Redactor { patterns })
+        Ok(Redactor { extra: patterns })
+    }
+
+    /// Compile the built-in patterns now (once per process; they are
+    /// otherwise compiled by the first redaction). A host that exports
+    /// calls this before its run, so that the first export does not wait.
+    pub fn prepare(&self) {
+        built_in();
     }
 
     /// The names of the patterns, built-in first.
     pub fn pattern_names(&self) -> Vec<&str> {
-        self.patterns.iter().map(|p| p.name.as_str()).collect()
+        DEFAULT_PATTERNS
+            .iter()
+            .map(|(name, _)| *name)
+            .chain(self.extra.iter().map(|p| p.name.as_str()))
+            .collect()
     }
 
     /// `text` with every match replaced; borrowed when nothing matched.
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
-        for pattern in &self.patterns {
+        for pattern in built_in().iter().chain(&self.extra) {
             if let Some(replaced) = replace_all(&pattern.matcher, &out) {
                 out = Cow::Owned(replaced);
             }
@@ -339,6 +356,14 @@ mod tests {
         let r = Redactor::new(&[r"(employee-)\d{6}".to_string()]).unwrap();
         assert_eq!(r.redact("id employee-123456"), "id employee-<REDACTED>");
         assert!(Redactor::new(&["(".to_string()]).is_err());
+        // Not a pattern on its own, though it would be inside a group.
+        assert!(Redactor::new(&["a)(b".to_string()]).is_err());
+        assert_eq!(
+            r.pattern_names().last().copied(),
+            Some("user-1"),
+            "built-in names first, then the user's"
+        );
+        assert_eq!(r.pattern_names().len(), DEFAULT_PATTERNS.len() + 1);
     }
 
     #[test]
