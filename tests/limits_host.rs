@@ -366,19 +366,31 @@ fn ptc_piped(dir: &Path, input: &str) -> (Output, Duration) {
     (out, started.elapsed())
 }
 
-/// Finding 5: the piped REPL takes definitions in linear time.
+/// Finding 5: the piped REPL takes definitions in linear time. Checked
+/// by scaling, not by a wall-clock bound (the machines running the tests
+/// are shared and their speed varies): four times as many definitions
+/// take about four times as long; a cost per definition that grows with
+/// the namespace would make it sixteen.
 #[test]
 fn piped_repl_takes_many_definitions_quickly() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut input = String::new();
-    for i in 0..25_000 {
-        input.push_str(&format!("(def d{i} {i})\n"));
+    fn run(count: usize) -> Duration {
+        let dir = tempfile::tempdir().unwrap();
+        let mut input = String::new();
+        for i in 0..count {
+            input.push_str(&format!("(def d{i} {i})\n"));
+        }
+        input.push_str(&format!("d{}\n", count - 1));
+        let (out, elapsed) = ptc_piped(dir.path(), &input);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let last = (count - 1).to_string();
+        assert!(text(&out.stdout).trim_end().ends_with(&last));
+        elapsed
     }
-    input.push_str("d24999\n");
-    let (out, elapsed) = ptc_piped(dir.path(), &input);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).trim_end().ends_with("24999"));
-    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    let small = run(4_000);
+    let large = run(16_000);
+    let ratio = large.as_secs_f64() / small.as_secs_f64();
+    assert!(ratio < 8.0, "4000 definitions: {small:?}, 16000: {large:?}");
+    assert!(large < Duration::from_secs(120), "{large:?}");
 }
 
 /// Finding 2: `:save` of a definition that shares structure finishes and

@@ -136,6 +136,10 @@ pub struct Globals {
     /// Namespace aliases made by `require` (`s` for `clojure.string`),
     /// kept across turns like definitions.
     aliases: imbl::Vector<(ArcStr, ArcStr)>,
+    /// The defined names that are also builtins' names, kept as they are
+    /// defined so that the analysis of each turn's program finds the
+    /// shadowed builtins without a look at every definition.
+    shadowing: imbl::Vector<ArcStr>,
 }
 
 impl Globals {
@@ -167,8 +171,17 @@ impl Globals {
     /// Define or redefine. A redefined name keeps its original position.
     pub fn define(&mut self, name: ArcStr, def: Definition) {
         if self.defs.insert(name.clone(), def).is_none() {
+            if crate::builtins::registry().lookup(&name).is_some() {
+                self.shadowing.push_back(name.clone());
+            }
             self.order.push_back(name);
         }
+    }
+
+    /// The defined names that are also names of builtins (which they
+    /// shadow), in the order they were first defined.
+    pub fn builtin_shadows(&self) -> impl Iterator<Item = &str> {
+        self.shadowing.iter().map(ArcStr::as_str)
     }
 
     pub fn len(&self) -> usize {

@@ -3,6 +3,7 @@
 //! renders or does I/O.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -225,12 +226,15 @@ impl From<&crate::eval::ToolCallRecord> for ToolCall {
 /// Persistent: every turn keeps its own snapshot, and a snapshot shares
 /// its structure with the one it was made from, so copying it costs
 /// nothing and a turn that changes k of N definitions costs O(k log N),
-/// not O(N). Names are looked up through an index.
+/// not O(N). Names are looked up through an index. Entries and names are
+/// shared (`Arc`), so the nodes a change copies hold pointers, not
+/// copies of the definitions: a turn's snapshot costs a few hundred
+/// bytes however many definitions there are.
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
-    pub entries: imbl::Vector<MemoryEntry>,
+    pub entries: imbl::Vector<Arc<MemoryEntry>>,
     /// Position of each name in `entries`.
-    index: imbl::HashMap<String, usize>,
+    index: imbl::HashMap<Arc<str>, usize>,
 }
 
 impl PartialEq for Memory {
@@ -241,7 +245,7 @@ impl PartialEq for Memory {
 
 impl Serialize for Memory {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.entries.iter())
+        s.collect_seq(self.entries.iter().map(|e| &**e))
     }
 }
 
@@ -289,22 +293,26 @@ impl Memory {
     }
 
     pub fn get(&self, name: &str) -> Option<&MemoryEntry> {
-        self.index.get(name).and_then(|&i| self.entries.get(i))
+        self.index
+            .get(name)
+            .and_then(|&i| self.entries.get(i))
+            .map(|e| &**e)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &MemoryEntry> {
-        self.entries.iter()
+        self.entries.iter().map(|e| &**e)
     }
 
     /// Replace the entry of the same name where it stands, or append it.
     pub fn upsert(&mut self, entry: MemoryEntry) {
-        match self.index.get(&entry.name) {
+        match self.index.get(entry.name.as_str()) {
             Some(&i) => {
-                self.entries.set(i, entry);
+                self.entries.set(i, Arc::new(entry));
             }
             None => {
-                self.index.insert(entry.name.clone(), self.entries.len());
-                self.entries.push_back(entry);
+                self.index
+                    .insert(Arc::from(entry.name.as_str()), self.entries.len());
+                self.entries.push_back(Arc::new(entry));
             }
         }
     }

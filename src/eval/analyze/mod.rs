@@ -76,7 +76,6 @@ pub(crate) fn analyze_program(
     globals: Option<&crate::eval::Globals>,
     text: Option<&str>,
 ) -> Result<Arity> {
-    let defined = |name: &str| globals.is_some_and(|g| g.get(name).is_some());
     let mut a = Analyzer::new();
     a.text = text.map(str::to_string);
     if let Some(g) = globals {
@@ -92,10 +91,8 @@ pub(crate) fn analyze_program(
             shadowed.insert(name.to_string());
         }
     });
-    for b in registry.iter() {
-        if defined(b.name) {
-            shadowed.insert(b.name.to_string());
-        }
+    if let Some(g) = globals {
+        shadowed.extend(g.builtin_shadows().map(str::to_string));
     }
     a.shadowed = shadowed;
     a.scopes.push(FnScope::default());
