@@ -201,6 +201,8 @@ fn run_command(cli: Cli) -> ExitCode {
         Some(Command::Compact(args)) => cli::compact::run(&args),
         Some(Command::Config(command)) => cli::config::run(&command),
         Some(Command::Prompt(args)) => {
+            // Every message's tokens are counted.
+            ptc_lisp::tokens::preload("gpt-4o");
             let mission = match mission_text(&args.mission) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
@@ -699,6 +701,11 @@ fn mission_text(args: &cli::prompt::MissionArgs) -> Result<String, String> {
 fn agent_command(args: &AgentArgs) -> ExitCode {
     use ptc_lisp::agent::{provider_from_spec, Agent, AgentConfig, ProviderOptions};
     use ptc_lisp::compression::{CompressionOptions, CompressionSetting, SingleUserCoalesced};
+
+    if !args.no_compaction {
+        // The history layer counts the first prompt's tokens.
+        ptc_lisp::tokens::preload(&args.llm);
+    }
 
     let mission = match mission_text(&args.mission) {
         Ok(m) => m,

@@ -67,6 +67,10 @@ fn bad_input(message: &str) -> ExitCode {
 }
 
 pub fn run(args: &CompactArgs) -> ExitCode {
+    // Counting is the command's job: load the encoding while the input
+    // is read (the configuration may name another model; that one then
+    // loads on its first count).
+    ptc_lisp::tokens::preload(args.model.as_deref().unwrap_or("gpt-4o"));
     let name = args.input.display().to_string();
     let text = match read_input(&args.input) {
         Ok(t) => t,

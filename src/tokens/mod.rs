@@ -4,6 +4,7 @@
 //!
 //! The encodings ship inside the tiktoken-rs crate (no network), but
 //! loading one costs about 140 ms, so each is loaded on its first count
+//! (or by [`preload`], in the background, for a command that will count)
 //! and shared for the rest of the process. Nothing on a start-up path
 //! that does not count tokens may call into this module. No I/O.
 //!
@@ -218,6 +219,22 @@ static LOADED: OnceLock<()> = OnceLock::new();
 /// True once a count has loaded an encoding in this process.
 pub fn is_loaded() -> bool {
     LOADED.get().is_some()
+}
+
+/// Start loading the encoding that counts `model`'s tokens on a
+/// background thread, for a command that will count: the load (a few
+/// hundred milliseconds) then overlaps the command's other set-up
+/// (reading its input, loading data, starting tools), and the first count
+/// waits only for what is left of it. Loading twice is impossible (the
+/// encodings are loaded once per process); a failed spawn only means the
+/// first count loads it.
+pub fn preload(model: &str) {
+    let encoding = TokenModel::for_model(model).encoding;
+    let _ = std::thread::Builder::new()
+        .name("ptc-token-encoding".to_string())
+        .spawn(move || {
+            encoding.bpe();
+        });
 }
 
 /// The number of `o200k_base` tokens in `text`, the encoding of the
