@@ -228,8 +228,8 @@ impl From<&crate::eval::ToolCallRecord> for ToolCall {
 /// nothing and a turn that changes k of N definitions costs O(k log N),
 /// not O(N). Names are looked up through an index. Entries and names are
 /// shared (`Arc`), so the nodes a change copies hold pointers, not
-/// copies of the definitions: a turn's snapshot costs a few hundred
-/// bytes however many definitions there are.
+/// copies of the definitions: a turn's snapshot costs a few kilobytes
+/// (the copied nodes) however large the definitions are.
 #[derive(Debug, Clone, Default)]
 pub struct Memory {
     pub entries: imbl::Vector<Arc<MemoryEntry>>,
