@@ -14,13 +14,14 @@ into a temporary directory (`gen.py`).
 """
 import argparse
 import json
-import math
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workloads import generate_data, geomean  # noqa: E402
 
 
 def command(ptc, bench, data, workload):
@@ -49,10 +50,6 @@ def whole_process(args, runs=5):
     return statistics.median(times)
 
 
-def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs))
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("before")
@@ -63,15 +60,7 @@ def main():
     parser.add_argument("--bench-dir", default=os.path.join("..", "shared", "bench"))
     args = parser.parse_args()
 
-    data = args.data
-    if data is None:
-        data = tempfile.mkdtemp(prefix="ptc-ab-")
-        print(f"generating data into {data} ...", file=sys.stderr)
-        subprocess.run(
-            [sys.executable, os.path.join(args.bench_dir, "gen.py"), data],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+    data = args.data or generate_data(args.bench_dir)
     inside, whole = [], []
     print("| W | in process, before -> after (ms) | change | whole process (ms) | change |")
     print("|---|---|---|---|---|")

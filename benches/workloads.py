@@ -87,6 +87,18 @@ def peer_figures(peer_md):
     return {w: (runs[w], decodes.get(w, 0.0)) for w in runs}
 
 
+def generate_data(bench_dir):
+    """Generate the workloads' data into a new temporary directory."""
+    data = tempfile.mkdtemp(prefix="ptc-bench-")
+    print(f"generating data into {data} ...", file=sys.stderr)
+    subprocess.run(
+        [sys.executable, os.path.join(bench_dir, "gen.py"), data],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return data
+
+
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
@@ -102,13 +114,7 @@ def main():
     args = parser.parse_args()
 
     peer = peer_figures(os.path.join(args.bench_dir, "PEER.md"))
-    data = tempfile.mkdtemp(prefix="ptc-bench-")
-    print(f"generating data into {data} ...", file=sys.stderr)
-    subprocess.run(
-        [sys.executable, os.path.join(args.bench_dir, "gen.py"), data],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    data = generate_data(args.bench_dir)
     nil = os.path.join(data, "nil.clj")
     empty = os.path.join(data, "empty.json")
     with open(nil, "w") as f:
