@@ -74,22 +74,36 @@ pub(crate) fn get(coll: &Value, key: &Value, default: Value) -> Value {
 /// The value under `key`, or None when there is none (a key present with a
 /// nil value gives `Some(nil)`).
 pub(crate) fn get_found(coll: &Value, key: &Value) -> Option<Value> {
-    match coll {
-        Value::Map(m) => m.get_flexible(key).cloned(),
-        Value::Set(s) => s.get(key).cloned(),
-        Value::Vector(items) | Value::List(items) => match key {
-            Value::Int(i) => usize::try_from(*i).ok().and_then(|i| items.get(i).cloned()),
-            _ => None,
-        },
-        Value::Str(s) => match key {
-            Value::Int(i) => usize::try_from(*i)
+    match get_ref(coll, key) {
+        Ok(found) => found.cloned(),
+        // A string's character is a new value.
+        Err(NeedsCopy) => match (coll, key) {
+            (Value::Str(s), Value::Int(i)) => usize::try_from(*i)
                 .ok()
                 .and_then(|i| s.chars().nth(i))
                 .map(|c| Value::Str(char_str(c))),
             _ => None,
         },
-        _ => None,
     }
+}
+
+/// A lookup that [`get_ref`] cannot answer with a reference.
+pub(crate) struct NeedsCopy;
+
+/// Where `key` leads in `coll`, as [`get_found`] finds it, by reference
+/// (a string's characters are not stored as values: `NeedsCopy`).
+#[inline]
+pub(crate) fn get_ref<'a>(coll: &'a Value, key: &'a Value) -> Result<Option<&'a Value>, NeedsCopy> {
+    Ok(match coll {
+        Value::Map(m) => m.get_flexible(key),
+        Value::Set(s) => s.get(key),
+        Value::Vector(items) | Value::List(items) => match key {
+            Value::Int(i) => usize::try_from(*i).ok().and_then(|i| items.get(i)),
+            _ => None,
+        },
+        Value::Str(_) => return Err(NeedsCopy),
+        _ => None,
+    })
 }
 
 /// A type error naming the function, what it wanted and what it got.

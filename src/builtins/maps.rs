@@ -4,7 +4,9 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{Map, Value};
 
-use super::core::{get, get_found, seq_items, seq_view, type_error, vector_result, Items};
+use super::core::{
+    get, get_found, get_ref, seq_items, seq_view, type_error, vector_result, Items, NeedsCopy,
+};
 use super::{Registry, MANY};
 
 fn get_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -16,10 +18,7 @@ fn get_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn path_items(who: &str, path: &Value) -> Result<Vec<Value>, Error> {
-    match path {
-        Value::Vector(_) | Value::List(_) | Value::Nil => seq_items(path, who),
-        other => Err(type_error(who, "a vector of keys as the path", other)),
-    }
+    Ok(path_view(who, path)?.to_vec())
 }
 
 fn get_in(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -48,23 +47,6 @@ fn get_in(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
     }
     Ok(cur.clone())
-}
-
-/// A lookup that [`get_ref`] cannot answer with a reference.
-struct NeedsCopy;
-
-/// Where `key` leads in `coll`, as [`get_found`] finds it, by reference.
-fn get_ref<'a>(coll: &'a Value, key: &'a Value) -> Result<Option<&'a Value>, NeedsCopy> {
-    Ok(match coll {
-        Value::Map(m) => m.get_flexible(key),
-        Value::Set(s) => s.get(key),
-        Value::Vector(items) | Value::List(items) => match key {
-            Value::Int(i) => usize::try_from(*i).ok().and_then(|i| items.get(i)),
-            _ => None,
-        },
-        Value::Str(_) => return Err(NeedsCopy),
-        _ => None,
-    })
 }
 
 /// The keys of a path, read in place when it is a vector.
