@@ -201,8 +201,8 @@ fn run_command(cli: Cli) -> ExitCode {
         Some(Command::Compact(args)) => cli::compact::run(&args),
         Some(Command::Config(command)) => cli::config::run(&command),
         Some(Command::Prompt(args)) => {
-            // Every message's tokens are counted.
-            ptc_lisp::tokens::preload("gpt-4o");
+            // Every message's tokens are counted (`count_tokens`).
+            ptc_lisp::tokens::Encoding::O200kBase.preload();
             let mission = match mission_text(&args.mission) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),

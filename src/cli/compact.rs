@@ -66,11 +66,15 @@ fn bad_input(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The model whose tokenizer counts when neither `--model` nor the
+/// configuration names one.
+const DEFAULT_MODEL: &str = "gpt-4o";
+
 pub fn run(args: &CompactArgs) -> ExitCode {
     // Counting is the command's job: load the encoding while the input
     // is read (the configuration may name another model; that one then
     // loads on its first count).
-    ptc_lisp::tokens::preload(args.model.as_deref().unwrap_or("gpt-4o"));
+    ptc_lisp::tokens::preload(args.model.as_deref().unwrap_or(DEFAULT_MODEL));
     let name = args.input.display().to_string();
     let text = match read_input(&args.input) {
         Ok(t) => t,
@@ -129,7 +133,10 @@ pub fn run(args: &CompactArgs) -> ExitCode {
             }
         }
     };
-    let model = config.model.clone().unwrap_or_else(|| "gpt-4o".to_string());
+    let model = config
+        .model
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let mut compactor = match Compactor::new(&model, config.policy()) {
         Ok(c) => c,
         Err(e) => return bad_input(&e.to_string()),

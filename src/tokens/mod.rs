@@ -53,6 +53,16 @@ impl Encoding {
         .as_ref()
     }
 
+    /// Start loading this encoding on a background thread (see
+    /// [`preload`]).
+    pub fn preload(self) {
+        let _ = std::thread::Builder::new()
+            .name("ptc-token-encoding".to_string())
+            .spawn(move || {
+                self.bpe();
+            });
+    }
+
     /// The number of tokens of `text` in this encoding (special-token
     /// text counts as ordinary text). Should the embedded encoding ever
     /// fail to load, one token per four bytes is returned instead.
@@ -229,12 +239,7 @@ pub fn is_loaded() -> bool {
 /// encodings are loaded once per process); a failed spawn only means the
 /// first count loads it.
 pub fn preload(model: &str) {
-    let encoding = TokenModel::for_model(model).encoding;
-    let _ = std::thread::Builder::new()
-        .name("ptc-token-encoding".to_string())
-        .spawn(move || {
-            encoding.bpe();
-        });
+    TokenModel::for_model(model).encoding.preload();
 }
 
 /// The number of `o200k_base` tokens in `text`, the encoding of the

@@ -9,8 +9,6 @@
 //! the cost of a linear scan instead of a backtracking attempt at every
 //! position of the text.
 
-use std::sync::OnceLock;
-
 use fancy_regex::{Assertion, Expr, Regex};
 
 /// A match: its range and the range of its first capture group, if any.
@@ -41,10 +39,9 @@ pub(super) struct Matcher {
     candidates: Option<regex::Regex>,
     /// The pattern, anchored at the position it is tried at (`\G`).
     anchored: Regex,
-    /// The pattern itself, for a search without candidates; compiled
-    /// only then (compiling is most of what a pattern costs).
-    unanchored: OnceLock<Option<Regex>>,
-    source: String,
+    /// The pattern itself, for the search when there are no candidates
+    /// (compiled only then: compiling is most of what a pattern costs).
+    unanchored: Option<Regex>,
 }
 
 impl Matcher {
@@ -54,11 +51,14 @@ impl Matcher {
         let tree = Expr::parse_tree(source)?;
         let anchored = Regex::new(&format!(r"\G(?:{source})"))?;
         let candidates = relaxed(&tree.expr).and_then(|plain| regex::Regex::new(&plain).ok());
+        let unanchored = match candidates {
+            Some(_) => None,
+            None => Some(Regex::new(source)?),
+        };
         Ok(Matcher {
             candidates,
             anchored,
-            unanchored: OnceLock::new(),
-            source: source.to_string(),
+            unanchored,
         })
     }
 
@@ -93,36 +93,15 @@ impl Matcher {
         None
     }
 
-    /// The same search without candidates: the fancy engine's own scan
-    /// (or, should the pattern alone not compile where its anchored form
-    /// did, the anchored pattern tried at every position).
+    /// The same search without candidates: the fancy engine's own scan.
     fn search(&self, text: &str, mut from: usize) -> Option<Found> {
-        let unanchored = self
-            .unanchored
-            .get_or_init(|| Regex::new(&self.source).ok());
-        let Some(unanchored) = unanchored else {
-            return self.search_anchored(text, from);
-        };
+        let unanchored = self.unanchored.as_ref()?;
         while from <= text.len() {
             let caps = unanchored.captures_from_pos(text, from).ok()??;
             if let Some(found) = Found::non_empty(&caps) {
                 return Some(found);
             }
             from = next_char(text, caps.get(0).expect("group 0").start());
-        }
-        None
-    }
-}
-
-impl Matcher {
-    fn search_anchored(&self, text: &str, mut from: usize) -> Option<Found> {
-        while from <= text.len() {
-            if let Ok(Some(caps)) = self.anchored.captures_from_pos(text, from) {
-                if let Some(found) = Found::non_empty(&caps) {
-                    return Some(found);
-                }
-            }
-            from = next_char(text, from);
         }
         None
     }
@@ -272,14 +251,6 @@ mod tests {
         let m = Matcher::new(r"(\w)\1").unwrap();
         assert!(m.candidates.is_none());
         assert_eq!(all(&m, "abba cc"), vec![(1, 3), (5, 7)]);
-        // The anchored pattern tried at every position finds the same.
-        let mut from = 0;
-        let mut found = Vec::new();
-        while let Some(f) = m.search_anchored("abba cc", from) {
-            found.push((f.start, f.end));
-            from = f.end;
-        }
-        assert_eq!(found, vec![(1, 3), (5, 7)]);
     }
 
     #[test]
