@@ -7,9 +7,9 @@
 //! frees them one by one in a loop.
 
 use std::cell::{Cell, RefCell};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use super::{Function, FunctionKind, Map, Set, Value, Vector};
+use super::{FunctionKind, Value};
 
 /// Nested drops deeper than this are deferred.
 const MAX_DROP_DEPTH: u32 = 64;
@@ -41,95 +41,79 @@ impl Drop for Value {
 /// Drop a collection or function value, deferring when nested too deeply.
 #[inline(never)]
 fn drop_collection(value: &mut Value) {
-    // Only a collection (or function) freed for the last time can start a
-    // deep chain of drops; a shared one is just released.
-    let unique = match value {
+    let depth = DEPTH.with(Cell::get);
+    if depth >= MAX_DROP_DEPTH {
+        // Only a collection (or function) freed for the last time can
+        // start a deep chain of drops; a shared one is just released.
+        if is_last_reference(value) {
+            let taken = std::mem::replace(value, Value::Nil);
+            PENDING.with(|p| p.borrow_mut().push(taken));
+        }
+        return;
+    }
+    // The contents of a collection freed for the last time are moved out
+    // and dropped here, inside the depth accounting; the emptied `Arc` is
+    // then freed by the caller's drop glue without recursing.
+    match value {
+        Value::Vector(a) | Value::List(a) => {
+            if let Some(vector) = Arc::get_mut(a) {
+                drop_at_depth(depth, std::mem::take(vector));
+            }
+        }
+        Value::Map(a) => {
+            if let Some(map) = Arc::get_mut(a) {
+                drop_at_depth(depth, std::mem::take(map));
+            }
+        }
+        Value::Set(a) => {
+            if let Some(set) = Arc::get_mut(a) {
+                drop_at_depth(depth, std::mem::take(set));
+            }
+        }
+        Value::Fn(a) => {
+            if let Some(function) = Arc::get_mut(a) {
+                let empty = FunctionKind::Constantly(Value::Nil);
+                drop_at_depth(depth, std::mem::replace(&mut function.kind, empty));
+            }
+        }
+        Value::Reduced(a) => {
+            if let Some(inner) = Arc::get_mut(a) {
+                drop_at_depth(depth, std::mem::take(inner));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `value` holds the last reference to its collection or function.
+fn is_last_reference(value: &Value) -> bool {
+    match value {
         Value::Vector(a) | Value::List(a) => Arc::strong_count(a) == 1,
         Value::Map(a) => Arc::strong_count(a) == 1,
         Value::Set(a) => Arc::strong_count(a) == 1,
         Value::Fn(a) => Arc::strong_count(a) == 1,
         Value::Reduced(a) => Arc::strong_count(a) == 1,
         _ => false,
-    };
-    if !unique {
-        return;
     }
-    let taken = std::mem::replace(value, Value::Nil);
-    let depth = DEPTH.with(Cell::get);
-    if depth >= MAX_DROP_DEPTH {
-        PENDING.with(|p| p.borrow_mut().push(taken));
-        return;
-    }
+}
+
+/// Drop `contents` one level deeper than `depth`; the outermost drop
+/// (depth 0) then frees everything that was deferred.
+fn drop_at_depth<T>(depth: u32, contents: T) {
     DEPTH.with(|d| d.set(depth + 1));
-    drop_contents(taken);
+    drop(contents);
     if depth == 0 {
-        // The outermost drop frees everything that was deferred.
         while let Some(v) = PENDING.with(|p| p.borrow_mut().pop()) {
-            drop_contents(v);
+            drop(v);
         }
     }
     DEPTH.with(|d| d.set(depth));
 }
 
-/// Free a value's collection. `taken` is the only reference, so the
-/// contents are dropped here, inside the depth accounting of the caller.
-fn drop_contents(mut taken: Value) {
-    match &mut taken {
-        Value::Vector(a) | Value::List(a) => {
-            let inner = std::mem::replace(a, empty_vector());
-            drop(inner);
-        }
-        Value::Map(a) => {
-            let inner = std::mem::replace(a, empty_map());
-            drop(inner);
-        }
-        Value::Set(a) => {
-            let inner = std::mem::replace(a, empty_set());
-            drop(inner);
-        }
-        Value::Fn(a) => {
-            let inner = std::mem::replace(a, empty_fn());
-            drop(inner);
-        }
-        Value::Reduced(a) => {
-            let inner = std::mem::replace(a, nil_value());
-            drop(inner);
-        }
-        _ => {}
-    }
-    // `taken` now holds a shared placeholder, whose drop is shallow.
-}
-
-fn empty_vector() -> Arc<Vector> {
-    static EMPTY: OnceLock<Arc<Vector>> = OnceLock::new();
-    EMPTY.get_or_init(|| Arc::new(Vector::new())).clone()
-}
-
-fn empty_map() -> Arc<Map> {
-    static EMPTY: OnceLock<Arc<Map>> = OnceLock::new();
-    EMPTY.get_or_init(|| Arc::new(Map::new())).clone()
-}
-
-fn empty_set() -> Arc<Set> {
-    static EMPTY: OnceLock<Arc<Set>> = OnceLock::new();
-    EMPTY.get_or_init(|| Arc::new(Set::new())).clone()
-}
-
-fn nil_value() -> Arc<Value> {
-    static NIL: OnceLock<Arc<Value>> = OnceLock::new();
-    NIL.get_or_init(|| Arc::new(Value::Nil)).clone()
-}
-
-fn empty_fn() -> Arc<Function> {
-    static EMPTY: OnceLock<Arc<Function>> = OnceLock::new();
-    EMPTY
-        .get_or_init(|| Arc::new(Function::new(FunctionKind::Constantly(Value::Nil))))
-        .clone()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::{Function, Map, Set};
 
     #[test]
     fn dropping_a_deep_chain_does_not_overflow_a_small_stack() {
@@ -138,17 +122,29 @@ mod tests {
             .spawn(|| {
                 let mut v = Value::vector([]);
                 let mut m = Value::empty_map();
+                let mut s = Value::Nil;
+                let mut f = Value::Nil;
+                let mut r = Value::Nil;
                 for _ in 0..200_000 {
                     v = Value::vector([v]);
                     let mut map = Map::new();
                     map.insert(Value::keyword("a"), m);
                     m = Value::map(map);
+                    let mut set = Set::new();
+                    set.insert(s);
+                    s = Value::set(set);
+                    f = Value::Fn(Arc::new(Function::new(FunctionKind::Constantly(f))));
+                    r = Value::Reduced(Arc::new(r));
                 }
                 drop(v);
                 drop(m);
-                DEPTH.with(Cell::get)
+                drop(s);
+                drop(f);
+                drop(r);
+                let pending = PENDING.with(|p| p.borrow().len());
+                (DEPTH.with(Cell::get), pending)
             })
             .unwrap();
-        assert_eq!(handle.join().expect("no stack overflow"), 0);
+        assert_eq!(handle.join().expect("no stack overflow"), (0, 0));
     }
 }
