@@ -147,6 +147,29 @@ fn sort_by_desc_keeps_equal_keys_in_input_order() {
     assert_eval!("(sort :desc [3 1 2])", "[3 2 1]");
 }
 
+/// The standard library's sort panics ("does not correctly implement a
+/// total order") on some comparisons that are not total orders: NaN,
+/// which `compare` finds equal to every number (as Clojure's does), or an
+/// inconsistent comparator. Either let a program abort the process.
+#[test]
+fn sorting_with_nan_or_an_inconsistent_comparator_does_not_panic() {
+    assert_eval!(
+        "(count (sort (map #(if (= 0 (mod % 3)) ##NaN (mod (* % 7919) 100)) (range 33))))",
+        "33"
+    );
+    assert_eval!(
+        "(count (sort-by :x > (map (fn [i] {:x (if (= 1 (mod i 3)) ##NaN i)}) (range 33))))",
+        "33"
+    );
+    // Some permutation of the items: sorting it again gives their order.
+    assert_eval!(
+        "(let [xs (map #(mod (* % 7919) 1000) (range 33))
+               odd (sort (fn [a b] (- (mod (quot (* (+ (* a 7919) (* b 104729)) 2654435761) 7) 3) 1)) xs)]
+           [(count odd) (= (sort xs) (sort odd))])",
+        "[33 true]"
+    );
+}
+
 #[test]
 fn undefined_data_and_tool_references_carry_their_position() {
     for (src, column) in [("(+ 1 data/nope)", 6), ("(map tool/nope [1])", 6)] {

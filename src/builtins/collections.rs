@@ -311,13 +311,20 @@ fn ensure_reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     })
 }
 
-/// Sort with a fallible comparison; the first error wins.
+/// Sort stably with a fallible comparison; the first error wins.
+///
+/// `total` says the comparison is known to be a total order on these
+/// items ([`totally_ordered`]), and the standard library's sort is used.
+/// Otherwise (a program's comparator, NaN, mixed types) it is the merge
+/// sort of `merge_sort`, which the standard sort can panic where that one
+/// gives some permutation.
 fn sort_values<T>(
     items: &mut [T],
+    total: bool,
     mut cmp: impl FnMut(&T, &T) -> Result<Ordering, crate::eval::Flow>,
 ) -> EvalResult<()> {
     let mut error = None;
-    items.sort_by(|a, b| {
+    let compare = |a: &T, b: &T| {
         if error.is_some() {
             return Ordering::Equal;
         }
@@ -325,11 +332,40 @@ fn sort_values<T>(
             error = Some(e);
             Ordering::Equal
         })
-    });
+    };
+    if total {
+        items.sort_by(compare);
+    } else {
+        super::merge_sort::sort_by(items, compare);
+    }
     match error {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Whether `compare` (or `<` on numbers, when `numbers_only`) is a total
+/// order on `keys`: all integers, all floats without NaN, or (for
+/// `compare`) all strings or all keywords. NaN is equal to every number,
+/// and an integer and a float compare through `f64`, which is not
+/// transitive past 2^53.
+fn totally_ordered<'a>(mut keys: impl Iterator<Item = &'a Value>, numbers_only: bool) -> bool {
+    let Some(first) = keys.next() else {
+        return true;
+    };
+    match first {
+        Value::Int(_) => keys.all(|k| matches!(k, Value::Int(_))),
+        Value::Float(x) if !x.is_nan() => keys.all(|k| matches!(k, Value::Float(y) if !y.is_nan())),
+        Value::Str(_) if !numbers_only => keys.all(|k| matches!(k, Value::Str(_))),
+        Value::Keyword(_) if !numbers_only => keys.all(|k| matches!(k, Value::Keyword(_))),
+        _ => false,
+    }
+}
+
+/// Whether `f` is `<` or `>`, which `by_comparator` answers for numbers
+/// without a call.
+fn is_numeric_comparator(f: &Value) -> bool {
+    matches!(f, Value::Native(n) if n.name == "<" || n.name == ">")
 }
 
 fn natural(who: &'static str) -> impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow> {
@@ -414,15 +450,22 @@ fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let coll = args.last().expect("arity checked");
     let mut items = seq_items(coll, "sort")?;
     match args {
-        [_] => sort_values(&mut items, natural("sort"))?,
+        [_] => {
+            let total = totally_ordered(items.iter(), false);
+            sort_values(&mut items, total, natural("sort"))?
+        }
         [order, _] => match direction(order) {
             Some(desc) => {
+                let total = totally_ordered(items.iter(), false);
                 let mut natural = natural("sort");
-                sort_values(&mut items, |a, b| {
+                sort_values(&mut items, total, |a, b| {
                     natural(a, b).map(|o| if desc { o.reverse() } else { o })
                 })?
             }
-            None => sort_values(&mut items, by_comparator(interp, order))?,
+            None => {
+                let total = is_numeric_comparator(order) && totally_ordered(items.iter(), true);
+                sort_values(&mut items, total, by_comparator(interp, order))?
+            }
         },
         _ => unreachable!("arity checked"),
     }
@@ -439,23 +482,27 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     }
     // Every order is a stable sort: `:desc` reverses the comparison, not
     // the result, so equal keys keep their input order.
+    let keys_total = |numbers_only| totally_ordered(keyed.iter().map(|k| &k.0), numbers_only);
     match args.get(1).filter(|_| args.len() == 3) {
         Some(order) => match direction(order) {
             Some(desc) => {
+                let total = keys_total(false);
                 let mut natural = natural("sort-by");
-                sort_values(&mut keyed, |a, b| {
+                sort_values(&mut keyed, total, |a, b| {
                     natural(&a.0, &b.0).map(|o| if desc { o.reverse() } else { o })
                 })?
             }
             None => {
+                let total = is_numeric_comparator(order) && keys_total(true);
                 let cmp = order.clone();
                 let mut by = by_comparator(interp, &cmp);
-                sort_values(&mut keyed, |a, b| by(&a.0, &b.0))?
+                sort_values(&mut keyed, total, |a, b| by(&a.0, &b.0))?
             }
         },
         None => {
+            let total = keys_total(false);
             let mut natural = natural("sort-by");
-            sort_values(&mut keyed, |a, b| natural(&a.0, &b.0))?
+            sort_values(&mut keyed, total, |a, b| natural(&a.0, &b.0))?
         }
     }
     vector_result(interp, keyed.into_iter().map(|(_, item)| item).collect())

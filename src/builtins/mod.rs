@@ -17,6 +17,7 @@ mod java;
 mod json;
 mod maps;
 mod math;
+mod merge_sort;
 mod predicates;
 mod reference;
 mod regex;

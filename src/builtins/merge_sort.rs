@@ -1,0 +1,195 @@
+//! A stable sort that stays safe when the comparison is not a total order.
+//!
+//! A program's comparator can be inconsistent: `(fn [a b] true)`, an
+//! order that is not transitive, or `compare` on NaN, which is equal to
+//! every number (as in Clojure). The standard library's sort may panic on
+//! such a comparison ("does not correctly implement a total order"). This
+//! merge sort never does. With any comparison it ends after O(n log n)
+//! calls and leaves a permutation of the items. With a total order it
+//! gives the same result as a stable sort.
+
+use std::cmp::Ordering;
+
+/// Runs of this many items are sorted by insertion before merging.
+const RUN: usize = 16;
+
+/// Sort `items` stably by `cmp`. Items that `cmp` calls equal keep their
+/// order.
+pub(crate) fn sort_by<T>(items: &mut [T], mut cmp: impl FnMut(&T, &T) -> Ordering) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    // Sort positions, then move the items once.
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut greater = |a: usize, b: usize| cmp(&items[a], &items[b]) == Ordering::Greater;
+    for run in order.chunks_mut(RUN) {
+        insertion_sort(run, &mut greater);
+    }
+    let mut left = Vec::with_capacity(n / 2 + 1);
+    let mut width = RUN;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = start + width;
+            if mid >= n {
+                break;
+            }
+            let end = (mid + width).min(n);
+            merge(&mut order[start..end], mid - start, &mut left, &mut greater);
+        }
+        width *= 2;
+    }
+    permute(items, &order);
+}
+
+fn insertion_sort(run: &mut [usize], greater: &mut impl FnMut(usize, usize) -> bool) {
+    for i in 1..run.len() {
+        let mut j = i;
+        while j > 0 && greater(run[j - 1], run[j]) {
+            run.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+}
+
+/// Merge the sorted runs `run[..mid]` and `run[mid..]` in place, the
+/// left item first when neither is greater (stability). Only the left
+/// run is copied out (into `left`); runs already in order are left alone.
+fn merge(
+    run: &mut [usize],
+    mid: usize,
+    left: &mut Vec<usize>,
+    greater: &mut impl FnMut(usize, usize) -> bool,
+) {
+    if !greater(run[mid - 1], run[mid]) {
+        return;
+    }
+    left.clear();
+    left.extend_from_slice(&run[..mid]);
+    let (mut i, mut j, mut k) = (0, mid, 0);
+    // `k < j` throughout, so no right item is overwritten before it is read.
+    while i < left.len() && j < run.len() {
+        if greater(left[i], run[j]) {
+            run[k] = run[j];
+            j += 1;
+        } else {
+            run[k] = left[i];
+            i += 1;
+        }
+        k += 1;
+    }
+    // What is left of the right run is in place already.
+    run[k..k + left.len() - i].copy_from_slice(&left[i..]);
+}
+
+/// Reorder `items` so that position `k` holds the item that was at
+/// `order[k]` (`order` is a permutation), by following its cycles.
+fn permute<T>(items: &mut [T], order: &[usize]) {
+    let mut placed = vec![false; items.len()];
+    for start in 0..items.len() {
+        let mut k = start;
+        while !placed[k] {
+            placed[k] = true;
+            let from = order[k];
+            if from == start {
+                break;
+            }
+            items.swap(k, from);
+            k = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift).
+    fn numbers(seed: u64, n: usize, modulo: u64) -> Vec<u64> {
+        let mut x = seed.max(1);
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % modulo
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sorts_stably_as_the_standard_sort() {
+        for n in [0, 1, 2, 15, 16, 17, 33, 100, 1000, 4099] {
+            for modulo in [3, 1000] {
+                let keyed: Vec<(u64, usize)> = numbers(n as u64 + modulo, n, modulo)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, k)| (k, i))
+                    .collect();
+                let mut ours = keyed.clone();
+                sort_by(&mut ours, |a, b| a.0.cmp(&b.0));
+                let mut std_sorted = keyed;
+                std_sorted.sort_by_key(|a| a.0);
+                assert_eq!(ours, std_sorted, "n={n} modulo={modulo}");
+            }
+        }
+    }
+
+    #[test]
+    fn sorted_and_reversed_inputs() {
+        let mut up: Vec<u32> = (0..1000).collect();
+        sort_by(&mut up, u32::cmp);
+        assert_eq!(up, (0..1000).collect::<Vec<_>>());
+        let mut down: Vec<u32> = (0..1000).rev().collect();
+        sort_by(&mut down, u32::cmp);
+        assert_eq!(down, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn an_inconsistent_comparison_leaves_a_permutation() {
+        // The standard sort panics on 5 of these 50 (Rust 1.9x).
+        for seed in 0..50u64 {
+            let items: Vec<u64> = numbers(seed + 1, 33 + seed as usize * 40, 1000);
+            let mut sorted = items.clone();
+            sort_by(&mut sorted, |a, b| {
+                match (a * 7919 + b * 104_729 + seed).wrapping_mul(2_654_435_761) / 7 % 3 {
+                    0 => Ordering::Less,
+                    1 => Ordering::Equal,
+                    _ => Ordering::Greater,
+                }
+            });
+            let (mut before, mut after) = (items, sorted);
+            before.sort_unstable();
+            after.sort_unstable();
+            assert_eq!(before, after, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn nan_equal_to_every_number_does_not_panic() {
+        // `(sort (map #(if (= 0 (mod % 3)) ##NaN (mod (* % 7919) 100))
+        // (range 33)))` made the standard sort panic.
+        let mut xs: Vec<f64> = (0..33)
+            .map(|i| {
+                if i % 3 == 0 {
+                    f64::NAN
+                } else {
+                    f64::from(i * 7919 % 100)
+                }
+            })
+            .collect();
+        sort_by(&mut xs, |a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
+        assert_eq!(xs.iter().filter(|x| x.is_nan()).count(), 11);
+        let mut numbers: Vec<f64> = xs.into_iter().filter(|x| !x.is_nan()).collect();
+        numbers.sort_by(f64::total_cmp);
+        let expected: Vec<f64> = {
+            let mut e: Vec<f64> = (0..33)
+                .filter(|i| i % 3 != 0)
+                .map(|i| f64::from(i * 7919 % 100))
+                .collect();
+            e.sort_by(f64::total_cmp);
+            e
+        };
+        assert_eq!(numbers, expected);
+    }
+}
