@@ -1111,6 +1111,42 @@ fn regex_shorthand_classes_are_ascii_as_in_java() {
     assert_fails!("(re-pattern \"(\\\\d\")", "Invalid regex `(\\d`");
 }
 
+/// A pattern that needs backtracking (lookaround here) searches less of a
+/// text the heavier it is, counted repetitions written out; one too heavy
+/// to search is refused when it is compiled.
+#[test]
+fn heavy_backtracking_patterns_search_less_text_or_are_refused() {
+    let long = "(apply str (repeat 1500 \"a\"))";
+    assert_eval!(&format!("(count (re-matches #\"(?=a)a+\" {long}))"), "1500");
+    assert_eval!(&format!("(count (re-matches #\"a+\" {long}))"), "1500");
+    // `(?:a{0,300})+` weighs 600: 288 bytes are searched (287 by
+    // `re-matches`, whose anchors weigh too).
+    let heavy = "#\"(?=a)(?:a{0,300})+\"";
+    assert_fails!(
+        &format!("(re-matches {heavy} {long})"),
+        "`re-matches` matches texts of at most 287 bytes against this pattern; this one has 1500"
+    );
+    assert_eval!(&format!("(count (re-find {heavy} {long}))"), "288");
+    assert_eval!(
+        "(count (re-find #\"(?:a{0,300})+\" (apply str (repeat 1500 \"a\"))))",
+        "1500"
+    );
+    assert_fails!(
+        "(re-pattern \"(?<=x)(?:a{0,300}){4}\")",
+        "with its repetitions counted out it has 1202 positions, over the limit of 1024"
+    );
+    // Any pattern: compiling is not stopped by the time limit, so its
+    // compiled size is bounded.
+    assert_fails!(
+        "(re-pattern \"\\\\p{L}{0,250}\")",
+        "compiled, it would take more than the limit of 2 MB"
+    );
+    assert_eval!(
+        "(re-find #\"\\p{L}{0,30}\" \"\u{e9}t\u{e9}!\")",
+        "\"\u{e9}t\u{e9}\""
+    );
+}
+
 #[test]
 fn get_in_follows_maps_sets_vectors_and_strings() {
     assert_eval!("(get-in {:a {:b 1}} [:a :b])", "1");

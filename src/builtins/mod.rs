@@ -22,6 +22,7 @@ mod predicates;
 mod reference;
 mod regex;
 mod regex_ascii;
+mod regex_cost;
 mod sequences;
 mod sets;
 mod strings;

@@ -9,24 +9,20 @@ use crate::eval::{EvalResult, Interp};
 use crate::value::{Regex, Value};
 
 use super::core::{expect_str, type_error, vector_result};
+use super::regex_cost;
 use super::Registry;
 
 /// Longest pattern accepted, in bytes.
 const MAX_PATTERN: usize = 256;
-/// Backtracking steps one match attempt may take. A step can cost a scan
-/// of the rest of the text (a possessive `.*+` after a `.*` rescans it for
-/// each position given back), so with [`MAX_BACKTRACKING_INPUT`] this
-/// bounds one attempt to some 20 million character steps, a few tens of
-/// milliseconds, between two readings of the clock.
-const BACKTRACK_LIMIT: usize = 10_000;
-/// Only this many bytes of an input string are searched.
+/// Backtracking steps one attempt of a pattern on the linear engine's
+/// side may take (fancy-regex wants a limit even where nothing
+/// backtracks); backtracking patterns get theirs from
+/// [`regex_cost::bounds`].
+const LINEAR_BACKTRACK_LIMIT: usize = 10_000;
+/// Only this many bytes of an input string are searched by a pattern the
+/// linear-time engine runs; a backtracking pattern searches at most
+/// [`regex_cost::MAX_BACKTRACKING_INPUT`], fewer the heavier it is.
 const MAX_INPUT: usize = 32 * 1024;
-/// Only this many bytes are searched by a pattern that needs backtracking:
-/// one attempt of such a pattern can take time quadratic in the text it
-/// sees without counting a backtrack (`.*` before a possessive `.*+` scans
-/// to the end for each position it gives back), and the meter only reads
-/// the clock between attempts.
-const MAX_BACKTRACKING_INPUT: usize = 2 * 1024;
 
 /// Compile a pattern into a regex value.
 pub(crate) fn compile_regex(source: &str) -> Result<Value, Error> {
@@ -72,35 +68,95 @@ fn cached(
 }
 
 /// Compile a pattern whose length was checked (or derived from one that
-/// was), with the backtracking limit.
+/// was), with the bounds its cost calls for.
 fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
-    let build = |pattern: &str| {
+    let build = |pattern: &str, backtrack_limit: usize| {
         fancy_regex::RegexBuilder::new(pattern)
-            .backtrack_limit(BACKTRACK_LIMIT)
+            .backtrack_limit(backtrack_limit)
+            .delegate_size_limit(COMPILED_SIZE_LIMIT)
             .build()
-            .map_err(|e| Error::execution(format!("Invalid regex `{source}`: {e}")))
+            .map_err(|e| compile_error(source, e))
     };
-    // Java's (so Clojure's) `\d \w \s` are ASCII; errors are reported
-    // against the pattern as written.
+    // Java's (so Clojure's) `\d \w \s` are ASCII.
     let pattern = super::regex_ascii::ascii_classes(source);
-    let regex = match build(&pattern) {
-        Ok(r) => r,
-        Err(e) => return Err(build(source).err().unwrap_or(e)),
-    };
     // A pattern the linear-time engine accepts is searched by it (fast,
-    // no backtracking); any other is searched position by position.
-    let stepped =
-        if regex_syntax::Parser::new().parse(&pattern).is_ok() && !possessive_or_atomic(&pattern) {
-            None
-        } else {
-            Some(build(&format!("\\G(?:{pattern})"))?)
-        };
+    // no backtracking); any other is searched position by position, over
+    // less text and with fewer steps the heavier it is.
+    let linear =
+        regex_syntax::Parser::new().parse(&pattern).is_ok() && !possessive_or_atomic(&pattern);
+    let bounds = if linear {
+        None
+    } else {
+        Some(backtracking_bounds(source, &pattern)?)
+    };
+    let backtrack_limit = bounds.map_or(LINEAR_BACKTRACK_LIMIT, |b| b.backtrack_limit);
+    let regex = match build(&pattern, backtrack_limit) {
+        Ok(r) => r,
+        // A syntax error is reported against the pattern as written (its
+        // positions); finding it again is quick.
+        Err(e) if pattern != source && fancy_regex::Expr::parse_tree(&pattern).is_err() => {
+            return Err(build(source, backtrack_limit).err().unwrap_or(e))
+        }
+        Err(e) => return Err(e),
+    };
+    let stepped = match bounds {
+        None => None,
+        Some(_) => Some(build(&format!("\\G(?:{pattern})"), backtrack_limit)?),
+    };
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,
         stepped,
+        searched: bounds.map_or(MAX_INPUT, |b| b.searched),
         whole: std::sync::OnceLock::new(),
     }))
+}
+
+/// Most memory the linear engine's compiled form of a pattern (or of one
+/// piece of a backtracking pattern) may take. Compiling takes about 15 ms
+/// a megabyte, and the meter cannot stop it; the regex crate's default of
+/// 10 MB would let one `re-pattern` take a quarter of a second.
+const COMPILED_SIZE_LIMIT: usize = 2 << 20;
+
+/// The error for a pattern fancy-regex refused, named as written.
+fn compile_error(source: &str, e: fancy_regex::Error) -> Error {
+    let over_size = match &e {
+        fancy_regex::Error::CompileError(inner) => match inner.as_ref() {
+            fancy_regex::CompileError::InnerError(build) => build.size_limit().is_some(),
+            _ => false,
+        },
+        _ => false,
+    };
+    if !over_size {
+        return Error::execution(format!("Invalid regex `{source}`: {e}"));
+    }
+    Error::execution(format!(
+        "Regex `{source}` is too large: compiled, it would take more than the limit of {} MB",
+        COMPILED_SIZE_LIMIT >> 20
+    ))
+    .with_hint(
+        "use smaller counts in `{n,m}` or narrower classes: `\\p{L}` stands for some 650 \
+         ranges of characters, `[a-z]` for one",
+    )
+}
+
+/// The bounds of a backtracking pattern, or the error for one too heavy
+/// to search. A pattern that does not parse gets the tightest bounds; its
+/// compilation reports the error.
+fn backtracking_bounds(source: &str, pattern: &str) -> Result<regex_cost::Bounds, Error> {
+    let weight = regex_cost::weight(pattern).unwrap_or(regex_cost::MAX_WEIGHT);
+    regex_cost::bounds(weight).ok_or_else(|| {
+        Error::execution(format!(
+            "Regex `{source}` is too large for lookaround, backreferences or possessive \
+             quantifiers: with its repetitions counted out it has {weight} positions, over the \
+             limit of {}",
+            regex_cost::MAX_WEIGHT
+        ))
+        .with_hint(
+            "use smaller counts in `{n,m}`, or match without lookaround and test the matches \
+             in code",
+        )
+    })
 }
 
 /// Whether `pattern` has a possessive quantifier (`a*+`, `a++`, `a?+`,
@@ -195,38 +251,28 @@ fn captures_at<'t>(
     Ok(None)
 }
 
-/// The part of `s` that `re` searches: the first [`MAX_INPUT`] bytes, or
-/// [`MAX_BACKTRACKING_INPUT`] for a pattern that needs backtracking.
+/// The part of `s` that `re` searches: its first `re.searched` bytes.
 fn truncated<'t>(re: &Regex, s: &'t str) -> &'t str {
-    let max = searched_length(re);
-    if s.len() <= max {
+    if s.len() <= re.searched {
         return s;
     }
-    let mut end = max;
+    let mut end = re.searched;
     while !s.is_char_boundary(end) {
         end -= 1;
     }
     &s[..end]
 }
 
-/// How many bytes of a text `re` searches.
-fn searched_length(re: &Regex) -> usize {
-    if re.stepped.is_some() {
-        MAX_BACKTRACKING_INPUT
-    } else {
-        MAX_INPUT
-    }
-}
-
 /// `s` when `re` may match all of it: a whole-text match cannot look at
 /// a part only, so a text past the searched length is an error.
 pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t str, Error> {
-    let max = searched_length(re);
+    let max = re.searched;
     if s.len() <= max {
         return Ok(s);
     }
     let why = if re.stepped.is_some() {
-        "patterns with lookaround, backreferences or possessive quantifiers search fewer bytes; "
+        "patterns with lookaround, backreferences or possessive quantifiers search fewer bytes, \
+         the fewer the heavier the pattern; "
     } else {
         ""
     };
@@ -257,6 +303,7 @@ impl Clone for Regex {
             source: self.source.clone(),
             regex: self.regex.clone(),
             stepped: self.stepped.clone(),
+            searched: self.searched,
             whole: self.whole.clone(),
         }
     }

@@ -82,6 +82,9 @@ pub struct Regex {
     /// the pattern anchored with `\G`, tried one start position at a time
     /// so the program's meter is consulted between positions.
     pub(crate) stepped: Option<fancy_regex::Regex>,
+    /// Bytes of a text searched (the start of a longer one): fewer for a
+    /// backtracking pattern, the fewer the heavier it is.
+    pub(crate) searched: usize,
     /// The pattern anchored at both ends (`re-matches`), compiled on first
     /// use and kept with the pattern.
     pub(crate) whole: std::sync::OnceLock<Result<Arc<Regex>, crate::error::Error>>,
