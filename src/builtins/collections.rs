@@ -314,11 +314,12 @@ fn ensure_reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// Sort stably with a fallible comparison; the first error wins.
 ///
 /// `total` says the comparison is known to be a total order on these
-/// items ([`totally_ordered`]), and the standard library's sort is used.
-/// Otherwise (a program's comparator, NaN, mixed types) it is the merge
-/// sort of `merge_sort`, which the standard sort can panic where that one
-/// gives some permutation.
-fn sort_values<T>(
+/// items ([`totally_ordered`]), and the standard library's sort is used
+/// (in runs, so the meter can stop it). Otherwise (a program's
+/// comparator, NaN, mixed types) it is the merge sort of `merge_sort`:
+/// the standard sort can panic on such a comparison, where that one gives
+/// some permutation.
+fn sort_values<T: Default>(
     items: &mut [T],
     total: bool,
     mut cmp: impl FnMut(&T, &T) -> Result<Ordering, crate::eval::Flow>,
@@ -333,10 +334,13 @@ fn sort_values<T>(
             Ordering::Equal
         })
     };
+    // Stopped by the meter, the sort leaves the items in some order and
+    // the run ends with its limit error.
+    let keep_going = |items: usize| crate::meter::work(u32::try_from(items).unwrap_or(u32::MAX));
     if total {
-        items.sort_by(compare);
+        super::merge_sort::sort_total_by(items, compare, keep_going);
     } else {
-        super::merge_sort::sort_by(items, compare);
+        super::merge_sort::sort_by(items, compare, keep_going);
     }
     match error {
         Some(e) => Err(e),
