@@ -37,14 +37,14 @@ pub(crate) fn sort_by<T>(
     }
     // Sort positions, then move the items once.
     let mut order: Vec<usize> = (0..n).collect();
-    let mut greater = |a: usize, b: usize| cmp(&items[a], &items[b]) == Ordering::Greater;
+    let mut by_position = |a: &usize, b: &usize| cmp(&items[*a], &items[*b]);
     for (i, run) in order.chunks_mut(RUN).enumerate() {
-        insertion_sort(run, &mut greater);
+        insertion_sort(run, &mut by_position);
         if (i + 1) % RUNS_PER_CHECK == 0 && !keep_going(RUN * RUNS_PER_CHECK) {
             return;
         }
     }
-    if merge_runs(&mut order, RUN, &mut greater, &mut keep_going) {
+    if merge_passes(&mut order, RUN, &mut by_position, &mut keep_going) {
         permute(items, &order);
     }
 }
@@ -63,9 +63,19 @@ pub(crate) fn sort_total_by<T: Default>(
             return;
         }
     }
+    merge_passes(items, CHUNK, &mut cmp, &mut keep_going);
+}
+
+/// Merge the sorted runs of `width` items into one, pair by pair; false
+/// when `keep_going` stopped it.
+fn merge_passes<T: Default>(
+    items: &mut [T],
+    mut width: usize,
+    cmp: &mut impl FnMut(&T, &T) -> Ordering,
+    keep_going: &mut impl FnMut(usize) -> bool,
+) -> bool {
     let n = items.len();
     let mut left = Vec::new();
-    let mut width = CHUNK;
     while width < n {
         for start in (0..n).step_by(2 * width) {
             let mid = start + width;
@@ -73,18 +83,20 @@ pub(crate) fn sort_total_by<T: Default>(
                 break;
             }
             let end = (mid + width).min(n);
-            merge_items(&mut items[start..end], mid - start, &mut left, &mut cmp);
+            merge(&mut items[start..end], mid - start, &mut left, cmp);
             if !keep_going(end - start) {
-                return;
+                return false;
             }
         }
         width *= 2;
     }
+    true
 }
 
-/// [`merge`] for the items themselves: the left run is moved out (into
-/// `left`) and the two merged back, the left item first on ties.
-fn merge_items<T: Default>(
+/// Merge the sorted runs `run[..mid]` and `run[mid..]` in place, the
+/// left item first when neither is greater (stability). Only the left run
+/// is moved out (into `left`); runs already in order are left alone.
+fn merge<T: Default>(
     run: &mut [T],
     mid: usize,
     left: &mut Vec<T>,
@@ -113,71 +125,14 @@ fn merge_items<T: Default>(
     }
 }
 
-/// Merge the sorted runs of `width` positions in `order` into one, pair
-/// by pair; false when `keep_going` stopped it.
-fn merge_runs(
-    order: &mut [usize],
-    mut width: usize,
-    greater: &mut impl FnMut(usize, usize) -> bool,
-    keep_going: &mut impl FnMut(usize) -> bool,
-) -> bool {
-    let n = order.len();
-    let mut left = Vec::with_capacity(n / 2 + 1);
-    while width < n {
-        for start in (0..n).step_by(2 * width) {
-            let mid = start + width;
-            if mid >= n {
-                break;
-            }
-            let end = (mid + width).min(n);
-            merge(&mut order[start..end], mid - start, &mut left, greater);
-            if !keep_going(end - start) {
-                return false;
-            }
-        }
-        width *= 2;
-    }
-    true
-}
-
-fn insertion_sort(run: &mut [usize], greater: &mut impl FnMut(usize, usize) -> bool) {
+fn insertion_sort<T>(run: &mut [T], cmp: &mut impl FnMut(&T, &T) -> Ordering) {
     for i in 1..run.len() {
         let mut j = i;
-        while j > 0 && greater(run[j - 1], run[j]) {
+        while j > 0 && cmp(&run[j - 1], &run[j]) == Ordering::Greater {
             run.swap(j - 1, j);
             j -= 1;
         }
     }
-}
-
-/// Merge the sorted runs `run[..mid]` and `run[mid..]` in place, the
-/// left item first when neither is greater (stability). Only the left
-/// run is copied out (into `left`); runs already in order are left alone.
-fn merge(
-    run: &mut [usize],
-    mid: usize,
-    left: &mut Vec<usize>,
-    greater: &mut impl FnMut(usize, usize) -> bool,
-) {
-    if !greater(run[mid - 1], run[mid]) {
-        return;
-    }
-    left.clear();
-    left.extend_from_slice(&run[..mid]);
-    let (mut i, mut j, mut k) = (0, mid, 0);
-    // `k < j` throughout, so no right item is overwritten before it is read.
-    while i < left.len() && j < run.len() {
-        if greater(left[i], run[j]) {
-            run[k] = run[j];
-            j += 1;
-        } else {
-            run[k] = left[i];
-            i += 1;
-        }
-        k += 1;
-    }
-    // What is left of the right run is in place already.
-    run[k..k + left.len() - i].copy_from_slice(&left[i..]);
 }
 
 /// Reorder `items` so that position `k` holds the item that was at
