@@ -314,7 +314,7 @@ fn ensure_reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// Sort stably with a fallible comparison; the first error wins.
 ///
 /// `total` says the comparison is known to be a total order on these
-/// items ([`totally_ordered`]), and the standard library's sort is used
+/// items ([`known_total_order`]), and the standard library's sort is used
 /// (in runs, so the meter can stop it). Otherwise (a program's
 /// comparator, NaN, mixed types) it is the merge sort of `merge_sort`:
 /// the standard sort can panic on such a comparison, where that one gives
@@ -366,10 +366,27 @@ fn totally_ordered<'a>(mut keys: impl Iterator<Item = &'a Value>, numbers_only: 
     }
 }
 
-/// Whether `f` is `<` or `>`, which `by_comparator` answers for numbers
-/// without a call.
-fn is_numeric_comparator(f: &Value) -> bool {
-    matches!(f, Value::Native(n) if n.name == "<" || n.name == ">")
+/// Whether a sort in the order `comparator` gives (the natural order when
+/// there is none or it is `:asc`/`:desc`) is known to be a total order on
+/// `keys`, so the standard sort may be used.
+fn known_total_order<'a>(
+    comparator: Option<&Value>,
+    keys: impl Iterator<Item = &'a Value>,
+) -> bool {
+    match comparator.filter(|c| direction(c).is_none()) {
+        None => totally_ordered(keys, false),
+        Some(f) => numeric_comparator(f).is_some() && totally_ordered(keys, true),
+    }
+}
+
+/// `Some(descending)` when `f` is `<` (`false`) or `>` (`true`), which
+/// `by_comparator` answers for numbers without a call.
+fn numeric_comparator(f: &Value) -> Option<bool> {
+    match f {
+        Value::Native(n) if n.name == "<" => Some(false),
+        Value::Native(n) if n.name == ">" => Some(true),
+        _ => None,
+    }
 }
 
 fn natural(who: &'static str) -> impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow> {
@@ -387,11 +404,7 @@ fn by_comparator<'a, 'h>(
 ) -> impl FnMut(&Value, &Value) -> Result<Ordering, crate::eval::Flow> + use<'a, 'h> {
     // `<` and `>` on two numbers answer without a call: the same order
     // the two calls below would give (NaN compares equal to anything).
-    let numeric = match f {
-        Value::Native(n) if n.name == "<" => Some(false),
-        Value::Native(n) if n.name == ">" => Some(true),
-        _ => None,
-    };
+    let numeric = numeric_comparator(f);
     move |a, b| {
         if let Some(descending) = numeric {
             if let Some(order) = numeric_order(a, b) {
@@ -453,23 +466,17 @@ fn direction(v: &Value) -> Option<bool> {
 fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let coll = args.last().expect("arity checked");
     let mut items = seq_items(coll, "sort")?;
+    let total = known_total_order(args.first().filter(|_| args.len() == 2), items.iter());
     match args {
-        [_] => {
-            let total = totally_ordered(items.iter(), false);
-            sort_values(&mut items, total, natural("sort"))?
-        }
+        [_] => sort_values(&mut items, total, natural("sort"))?,
         [order, _] => match direction(order) {
             Some(desc) => {
-                let total = totally_ordered(items.iter(), false);
                 let mut natural = natural("sort");
                 sort_values(&mut items, total, |a, b| {
                     natural(a, b).map(|o| if desc { o.reverse() } else { o })
                 })?
             }
-            None => {
-                let total = is_numeric_comparator(order) && totally_ordered(items.iter(), true);
-                sort_values(&mut items, total, by_comparator(interp, order))?
-            }
+            None => sort_values(&mut items, total, by_comparator(interp, order))?,
         },
         _ => unreachable!("arity checked"),
     }
@@ -486,25 +493,23 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     }
     // Every order is a stable sort: `:desc` reverses the comparison, not
     // the result, so equal keys keep their input order.
-    let keys_total = |numbers_only| totally_ordered(keyed.iter().map(|k| &k.0), numbers_only);
-    match args.get(1).filter(|_| args.len() == 3) {
+    let order = args.get(1).filter(|_| args.len() == 3);
+    let total = known_total_order(order, keyed.iter().map(|k| &k.0));
+    match order {
         Some(order) => match direction(order) {
             Some(desc) => {
-                let total = keys_total(false);
                 let mut natural = natural("sort-by");
                 sort_values(&mut keyed, total, |a, b| {
                     natural(&a.0, &b.0).map(|o| if desc { o.reverse() } else { o })
                 })?
             }
             None => {
-                let total = is_numeric_comparator(order) && keys_total(true);
                 let cmp = order.clone();
                 let mut by = by_comparator(interp, &cmp);
                 sort_values(&mut keyed, total, |a, b| by(&a.0, &b.0))?
             }
         },
         None => {
-            let total = keys_total(false);
             let mut natural = natural("sort-by");
             sort_values(&mut keyed, total, |a, b| natural(&a.0, &b.0))?
         }
