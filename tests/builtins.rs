@@ -1145,6 +1145,12 @@ fn heavy_backtracking_patterns_search_less_text_or_are_refused() {
         "(re-find #\"\\p{L}{0,30}\" \"\u{e9}t\u{e9}!\")",
         "\"\u{e9}t\u{e9}\""
     );
+    // A search that needs more backtracking than its pattern may take
+    // says so, with the limit (weight 5: 7,717 steps).
+    assert_fails!(
+        "(re-find #\"(?=a)(a*)*b\" (apply str (repeat 40 \"a\")))",
+        "Regex search gave up: one attempt needed more than the 7717 backtracking steps"
+    );
 }
 
 #[test]

@@ -224,7 +224,7 @@ fn matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let found = re
         .regex
         .is_match(s)
-        .map_err(|e| Error::execution(format!("Regex evaluation stopped: {e}")))?;
+        .map_err(|e| super::regex::match_error(&re, e))?;
     Ok(Value::Bool(found))
 }
 

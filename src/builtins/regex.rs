@@ -108,6 +108,7 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
         regex,
         stepped,
         searched: bounds.map_or(MAX_INPUT, |b| b.searched),
+        backtrack_limit,
         whole: std::sync::OnceLock::new(),
     }))
 }
@@ -236,14 +237,20 @@ fn captures_at<'t>(
         if !crate::meter::work(ATTEMPT_WORK) {
             return Ok(None);
         }
-        return re.regex.captures_from_pos(s, pos).map_err(match_error);
+        return re
+            .regex
+            .captures_from_pos(s, pos)
+            .map_err(|e| match_error(re, e));
     };
     let mut start = pos;
     while start <= s.len() {
         if !crate::meter::work(attempt_work(s.len() - start)) {
             return Ok(None);
         }
-        if let Some(caps) = stepped.captures_from_pos(s, start).map_err(match_error)? {
+        if let Some(caps) = stepped
+            .captures_from_pos(s, start)
+            .map_err(|e| match_error(re, e))?
+        {
             return Ok(Some(caps));
         }
         start += s[start..].chars().next().map_or(1, char::len_utf8);
@@ -285,8 +292,24 @@ pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t st
     )))
 }
 
-fn match_error(e: fancy_regex::Error) -> Error {
-    Error::execution(format!("Regex evaluation stopped: {e}"))
+/// The error for a search of `re` that fancy-regex gave up.
+pub(crate) fn match_error(re: &Regex, e: fancy_regex::Error) -> Error {
+    use fancy_regex::RuntimeError::{BacktrackLimitExceeded, StackOverflow};
+    let why = match &e {
+        fancy_regex::Error::RuntimeError(BacktrackLimitExceeded) => format!(
+            "one attempt needed more than the {} backtracking steps this pattern may take \
+             (the heavier the pattern, the fewer)",
+            re.backtrack_limit
+        ),
+        fancy_regex::Error::RuntimeError(StackOverflow) => {
+            "its backtracking stack grew past its limit".to_string()
+        }
+        other => other.to_string(),
+    };
+    Error::execution(format!("Regex search gave up: {why}")).with_hint(
+        "make the pattern more specific: anchor it, or use a class such as `[^,]*` or a lazy \
+         `.*?` in place of `.*`",
+    )
 }
 
 fn regex_arg(who: &str, v: &Value) -> Result<Arc<Regex>, Error> {
@@ -304,6 +327,7 @@ impl Clone for Regex {
             regex: self.regex.clone(),
             stepped: self.stepped.clone(),
             searched: self.searched,
+            backtrack_limit: self.backtrack_limit,
             whole: self.whole.clone(),
         }
     }
@@ -343,11 +367,17 @@ fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         .get_or_init(|| build_regex(&format!("^(?:{})$", re.source)))
         .clone()?;
     let s = whole_text("re-matches", &anchored, expect_str("re-matches", &args[1])?)?;
-    Ok(match anchored.regex.captures(s).map_err(match_error)? {
-        // The anchoring group is not one of the user's groups.
-        Some(caps) => match_value(&caps),
-        None => Value::Nil,
-    })
+    Ok(
+        match anchored
+            .regex
+            .captures(s)
+            .map_err(|e| match_error(&anchored, e))?
+        {
+            // The anchoring group is not one of the user's groups.
+            Some(caps) => match_value(&caps),
+            None => Value::Nil,
+        },
+    )
 }
 
 fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -472,7 +502,7 @@ pub(crate) fn splitn(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Er
     }
     let mut out = Vec::new();
     for part in re.regex.splitn(truncated(re, s), limit) {
-        out.push(Value::from(part.map_err(match_error)?));
+        out.push(Value::from(part.map_err(|e| match_error(re, e))?));
     }
     Ok(out)
 }

@@ -85,6 +85,9 @@ pub struct Regex {
     /// Bytes of a text searched (the start of a longer one): fewer for a
     /// backtracking pattern, the fewer the heavier it is.
     pub(crate) searched: usize,
+    /// Backtracking steps one attempt may take (fewer for a heavier
+    /// pattern).
+    pub(crate) backtrack_limit: usize,
     /// The pattern anchored at both ends (`re-matches`), compiled on first
     /// use and kept with the pattern.
     pub(crate) whole: std::sync::OnceLock<Result<Arc<Regex>, crate::error::Error>>,
