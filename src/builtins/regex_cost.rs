@@ -7,13 +7,13 @@
 //! captures runs the linear engine over the text, at a cost in the
 //! pattern's size for each byte. One attempt therefore costs up to about
 //! `(steps + text) * text * weight`, where the weight is the pattern's
-//! size with its counted repetitions written out. The longer the pattern,
+//! size with its counted repetitions written out. The heavier the pattern,
 //! the less text and the fewer steps it gets.
 
 use fancy_regex::Expr;
 
 /// Most work one attempt may do, in pattern positions times bytes of
-/// text: a few milliseconds in a release build.
+/// text: at most some 20 ms in a release build.
 const ATTEMPT_BUDGET: u64 = 100_000_000;
 /// Most backtracking steps of one attempt, however small the pattern.
 const MAX_BACKTRACK_LIMIT: usize = 10_000;
