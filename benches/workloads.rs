@@ -74,9 +74,9 @@ fn canonical(v: &Value) -> Json {
         Value::Map(m) => Json::Object(
             m.iter()
                 .map(|(k, v)| {
-                    let key = match k {
-                        Value::Str(s) => s.to_string(),
-                        other => pr_str(other),
+                    let key = match k.as_str() {
+                        Some(s) => s.to_string(),
+                        None => pr_str(k),
                     };
                     (key, canonical(v))
                 })

@@ -1175,3 +1175,58 @@ fn get_in_follows_maps_sets_vectors_and_strings() {
     assert_eval!("(get-in {\"a\" {:b 2}} [:a \"b\"])", "2");
     assert_fails!("(get-in {:a 1} :a)", "a vector of keys as the path");
 }
+
+/// A string of up to 14 bytes is kept inside the value, a longer one is
+/// shared: the same operations on texts either side of that limit (and
+/// on one made by joining two short ones) must agree.
+#[test]
+fn strings_behave_alike_either_side_of_the_inline_limit() {
+    for text in ["2024-01-31 abc", "2024-01-31 abcd", "éééééé12", "éééééé123"] {
+        let n = text.chars().count();
+        let split = text.find(' ').map_or(4, |i| i + 1);
+        let (head, tail) = text.split_at(split);
+        let made = format!("(str \"{head}\" \"{tail}\")");
+        assert_eval!(&format!("(= \"{text}\" {made})"), "true");
+        assert_eval!(&format!("(count {made})"), n.to_string());
+        assert_eval!(&format!("(string? {made})"), "true");
+        assert_eval!(&format!("(contains? #{{\"{text}\"}} {made})"), "true");
+        assert_eval!(&format!("(get {{\"{text}\" 1}} {made})"), "1");
+        assert_eval!(&format!("(compare \"{text}\" {made})"), "0");
+        assert_eval!(&format!("(empty? {made})"), "false");
+        assert_eval!(&format!("(str {made})"), format!("\"{text}\""));
+        assert_eval!(
+            &format!("(str \"<\" {made} \">\")"),
+            format!("\"<{text}>\"")
+        );
+        assert_eval!(&format!("(name {made})"), format!("\"{text}\""));
+        assert_eval!(
+            &format!("(last (seq {made}))"),
+            format!("\"{}\"", text.chars().last().unwrap())
+        );
+        assert_eval!(&format!("(includes? {made} \"{tail}\")"), "true");
+        assert_eval!(&format!("(count (frequencies [{made} \"{text}\"]))"), "1");
+        assert_eval!(
+            &format!("(subs {made} 0 {})", head.chars().count()),
+            format!("\"{head}\"")
+        );
+        assert_eval!(
+            &format!("(re-find #\".$\" {made})"),
+            format!("\"{}\"", text.chars().last().unwrap())
+        );
+        assert_eval!(
+            &format!("(filter (where :s = \"{text}\") [{{:s {made}}}])"),
+            format!("[{{:s \"{text}\"}}]")
+        );
+    }
+    assert_eval!("(parse-long \"12345678901234\")", "12345678901234");
+    assert_eval!("(parse-long \"123456789012345\")", "123456789012345");
+    assert_eval!("(parse-double \"1234567890.125\")", "1.234567890125E9");
+    assert_eval!("(parse-double \"12345678901.125\")", "1.2345678901125E10");
+    assert_eval!("(split \"a,,b,,\" \",\")", "[\"a\" \"\" \"b\"]");
+    assert_eval!("(split-lines \"a\\n\\n\")", "[\"a\"]");
+    assert_eval!("(str/split \"x1y2z\" #\"\\d\")", "[\"x\" \"y\" \"z\"]");
+    assert_eval!("(keyword \"name\")", ":name");
+    assert_eval!("(char? \"é\")", "true");
+    assert_eval!("(.toUpperCase \"abc\")", "\"ABC\"");
+    assert_eval!("(java.util.Date. \"2024-01-31\")", "1706659200000");
+}

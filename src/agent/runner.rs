@@ -708,7 +708,7 @@ impl Agent {
         let handler = move |args: ToolArgs| {
             let mut session = template.clone();
             for (key, value) in args.named().iter() {
-                if let Value::Keyword(k) | Value::Str(k) = key {
+                if let Some(k) = key.as_name() {
                     session.set_data(k, value.clone());
                 }
             }
@@ -837,10 +837,10 @@ impl AgentTool {
 fn fill_mission(template: &str, args: &ToolArgs) -> String {
     let mut mission = template.to_string();
     for (key, value) in args.named().iter() {
-        if let Value::Keyword(k) | Value::Str(k) = key {
-            let text = match value {
-                Value::Str(s) => s.to_string(),
-                other => pr_str(other),
+        if let Some(k) = key.as_name() {
+            let text = match value.as_str() {
+                Some(s) => s.to_string(),
+                None => pr_str(value),
             };
             mission = mission.replace(&format!("{{{{{k}}}}}"), &text);
         }

@@ -19,6 +19,7 @@ fn count(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         Value::Map(m) => m.len(),
         Value::Set(s) => s.len(),
         Value::Str(s) => s.chars().count(),
+        Value::ShortStr(s) => s.chars().count(),
         other => return Err(type_error("count", "a collection or string", other).into()),
     };
     Ok(Value::Int(n as i64))
@@ -84,7 +85,7 @@ fn nth(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let i = expect_int("nth", &args[1])?;
     let default = args.get(2).cloned().unwrap_or(Value::Nil);
     match &args[0] {
-        Value::Vector(_) | Value::List(_) | Value::Str(_) | Value::Nil => {
+        Value::Vector(_) | Value::List(_) | Value::Str(_) | Value::ShortStr(_) | Value::Nil => {
             Ok(get(&args[0], &Value::Int(i), default))
         }
         other => Err(type_error("nth", "a vector, list or string", other).into()),
@@ -360,7 +361,7 @@ fn totally_ordered<'a>(mut keys: impl Iterator<Item = &'a Value>, numbers_only: 
     match first {
         Value::Int(_) => keys.all(|k| matches!(k, Value::Int(_))),
         Value::Float(x) if !x.is_nan() => keys.all(|k| matches!(k, Value::Float(y) if !y.is_nan())),
-        Value::Str(_) if !numbers_only => keys.all(|k| matches!(k, Value::Str(_))),
+        Value::Str(_) | Value::ShortStr(_) if !numbers_only => keys.all(Value::is_str),
         Value::Keyword(_) if !numbers_only => keys.all(|k| matches!(k, Value::Keyword(_))),
         _ => false,
     }
@@ -520,7 +521,7 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// Apply a key function; keywords and strings use flexible map lookup.
 pub(crate) fn key_of(interp: &mut Interp<'_>, keyfn: &Value, item: &Value) -> EvalResult {
     match keyfn {
-        Value::Keyword(_) | Value::Str(_) => Ok(get(item, keyfn, Value::Nil)),
+        Value::Keyword(_) | Value::Str(_) | Value::ShortStr(_) => Ok(get(item, keyfn, Value::Nil)),
         f => interp.call(f, std::slice::from_ref(item)),
     }
 }
@@ -833,6 +834,7 @@ fn is_empty(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         Value::Map(m) => m.is_empty(),
         Value::Set(s) => s.is_empty(),
         Value::Str(s) => s.is_empty(),
+        Value::ShortStr(s) => s.is_empty(),
         other => return Err(type_error("empty?", "a collection or string", other).into()),
     }))
 }
@@ -875,8 +877,10 @@ fn contains(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         Value::Map(m) => m.contains_key(&args[1]),
         Value::Set(s) => s.contains(&args[1]),
         Value::Vector(v) | Value::List(v) => v.iter().any(|x| *x == args[1]),
-        Value::Str(s) => match &args[1] {
-            Value::Int(i) => *i >= 0 && (*i as usize) < s.chars().count(),
+        Value::Str(_) | Value::ShortStr(_) => match &args[1] {
+            Value::Int(i) => {
+                *i >= 0 && (*i as usize) < args[0].as_str().unwrap_or_default().chars().count()
+            }
             _ => false,
         },
         Value::Nil => false,
@@ -1114,8 +1118,10 @@ pub(crate) const ALIAS: &str = "#alias";
 /// keeps `s` for later turns (a failed turn rolls it back with the rest).
 fn record_aliases(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     for pair in args.chunks(2) {
-        if let [Value::Str(alias), Value::Str(ns)] = pair {
-            interp.globals.set_alias(alias.clone(), ns.clone());
+        if let [alias, ns] = pair {
+            if let (Some(alias), Some(ns)) = (alias.as_str(), ns.as_str()) {
+                interp.globals.set_alias(alias.into(), ns.into());
+            }
         }
     }
     Ok(Value::Nil)

@@ -200,8 +200,10 @@ pub(crate) fn call_combinator(
 /// [`coerce`] makes them, without copying either side.
 fn where_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Keyword(x), Value::Keyword(y) | Value::Str(y))
-        | (Value::Str(x), Value::Keyword(y)) => x == y,
+        (Value::Keyword(x), Value::Keyword(y)) => x == y,
+        (Value::Keyword(k), s) | (s, Value::Keyword(k)) if s.is_str() => {
+            s.as_str() == Some(k.as_str())
+        }
         _ => a == b,
     }
 }
@@ -209,7 +211,7 @@ fn where_equal(a: &Value, b: &Value) -> bool {
 /// Keywords compare as their names inside `where` (spec §7.1).
 fn coerce(v: &Value) -> Value {
     match v {
-        Value::Keyword(k) => Value::Str(k.clone()),
+        Value::Keyword(k) => Value::shared_str(k),
         other => other.clone(),
     }
 }
@@ -221,19 +223,11 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
         "not=" => !where_equal(field, operand),
         ">" | "<" | ">=" | "<=" => {
             // Mismatched or missing values are simply not matched.
-            let comparable = matches!(
-                (field, operand),
-                (
-                    Value::Int(_) | Value::Float(_),
-                    Value::Int(_) | Value::Float(_)
-                ) | (Value::Str(_), Value::Str(_))
-            );
+            let comparable =
+                (field.is_number() && operand.is_number()) || (field.is_str() && operand.is_str());
             if !comparable {
                 return Ok(false);
             }
-            let (Value::Int(_) | Value::Float(_) | Value::Str(_)) = field else {
-                return Ok(false);
-            };
             if let (Value::Float(f), _) | (_, Value::Float(f)) = (field, operand) {
                 if f.is_nan() {
                     return Ok(false);
@@ -248,10 +242,12 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
             }
         }
         "includes" => match field {
-            Value::Str(s) => match &coerce(operand) {
-                Value::Str(sub) => s.contains(sub.as_str()),
-                _ => false,
-            },
+            Value::Str(_) | Value::ShortStr(_) => {
+                let text = field.as_str().unwrap_or_default();
+                coerce(operand)
+                    .as_str()
+                    .is_some_and(|sub| text.contains(sub))
+            }
             Value::Vector(items) | Value::List(items) => {
                 let target = coerce(operand);
                 items.iter().any(|x| coerce(x) == target)

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};
-use crate::value::{ArcStr, Value};
+use crate::value::Value;
 
 use super::{Registry, MANY};
 
@@ -20,7 +20,12 @@ pub(crate) fn seq_items(v: &Value, who: &str) -> Result<Vec<Value>, Error> {
             .iter()
             .map(|(k, v)| Value::vector([k.clone(), v.clone()]))
             .collect(),
-        Value::Str(s) => s.chars().map(|c| Value::Str(char_str(c))).collect(),
+        Value::Str(_) | Value::ShortStr(_) => v
+            .as_str()
+            .unwrap_or_default()
+            .chars()
+            .map(Value::char)
+            .collect(),
         other => {
             return Err(Error::type_error(format!(
                 "`{who}` expected a collection, got {}",
@@ -60,9 +65,11 @@ impl std::ops::Deref for Items<'_> {
 }
 
 /// A one-character string.
-pub(crate) fn char_str(c: char) -> ArcStr {
-    let mut buf = [0u8; 4];
-    ArcStr::from(&*c.encode_utf8(&mut buf))
+/// The character of a one-character string, else `None`.
+pub(crate) fn single_char(v: &Value) -> Option<char> {
+    let mut chars = v.as_str()?.chars();
+    let c = chars.next()?;
+    chars.next().is_none().then_some(c)
 }
 
 /// `(get coll key default)`: maps with flexible keyword/string keys, sets
@@ -78,10 +85,10 @@ pub(crate) fn get_found(coll: &Value, key: &Value) -> Option<Value> {
         Ok(found) => found.cloned(),
         // A string's character is a new value.
         Err(NeedsCopy) => match (coll, key) {
-            (Value::Str(s), Value::Int(i)) => usize::try_from(*i)
+            (Value::Str(_) | Value::ShortStr(_), Value::Int(i)) => usize::try_from(*i)
                 .ok()
-                .and_then(|i| s.chars().nth(i))
-                .map(|c| Value::Str(char_str(c))),
+                .and_then(|i| coll.as_str().unwrap_or_default().chars().nth(i))
+                .map(Value::char),
             _ => None,
         },
     }
@@ -101,7 +108,7 @@ pub(crate) fn get_ref<'a>(coll: &'a Value, key: &'a Value) -> Result<Option<&'a 
             Value::Int(i) => usize::try_from(*i).ok().and_then(|i| items.get(i)),
             _ => None,
         },
-        Value::Str(_) => return Err(NeedsCopy),
+        Value::Str(_) | Value::ShortStr(_) => return Err(NeedsCopy),
         _ => None,
     })
 }
@@ -122,10 +129,7 @@ pub(crate) fn expect_int(who: &str, v: &Value) -> Result<i64, Error> {
 }
 
 pub(crate) fn expect_str<'a>(who: &str, v: &'a Value) -> Result<&'a str, Error> {
-    match v {
-        Value::Str(s) => Ok(s),
-        other => Err(type_error(who, "a string", other)),
-    }
+    v.as_str().ok_or_else(|| type_error(who, "a string", v))
 }
 
 pub(crate) fn expect_fn(who: &str, v: &Value) -> Result<(), Error> {
@@ -306,7 +310,9 @@ fn pcalls(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// (`data/first name` cannot be written); also takes a keyword.
 fn data(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
-        Value::Str(name) | Value::Keyword(name) => interp.data(name),
+        Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_) => {
+            interp.data(args[0].as_name().unwrap_or_default())
+        }
         other => Err(type_error("data", "the name of an input value (a string)", other).into()),
     }
 }

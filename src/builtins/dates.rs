@@ -252,9 +252,11 @@ fn unparsable(who: &str, s: &str, what: &str) -> Error {
 
 /// A point in time given to a method: epoch milliseconds, or date text.
 fn millis(who: &str, v: &Value) -> Result<i64, Error> {
+    if let Some(s) = v.as_str() {
+        return parse_date_text(s).ok_or_else(|| unparsable(who, s, "a date"));
+    }
     match v {
         Value::Int(ms) => Ok(*ms),
-        Value::Str(s) => parse_date_text(s).ok_or_else(|| unparsable(who, s, "a date")),
         other => Err(type_error(
             who,
             "a date (epoch milliseconds, as `java.util.Date.` gives)",
@@ -265,11 +267,11 @@ fn millis(who: &str, v: &Value) -> Result<i64, Error> {
 
 /// A `LocalDate` given to a method: its ISO text.
 fn local_date(who: &str, v: &Value) -> Result<i64, Error> {
-    match v {
-        Value::Str(s) => {
+    match v.as_str() {
+        Some(s) => {
             parse_local_date(s).ok_or_else(|| unparsable(who, s, "a local date (YYYY-MM-DD)"))
         }
-        other => Err(type_error(who, "a local date (YYYY-MM-DD text)", other)),
+        None => Err(type_error(who, "a local date (YYYY-MM-DD text)", v)),
     }
 }
 
@@ -277,7 +279,8 @@ fn new_date(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match args.first() {
         None => Ok(Value::Int(now_ms())),
         Some(Value::Int(ms)) => Ok(Value::Int(*ms)),
-        Some(Value::Str(s)) => {
+        Some(text @ (Value::Str(_) | Value::ShortStr(_))) => {
+            let s = text.as_str().unwrap_or_default();
             Ok(Value::Int(parse_date_text(s).ok_or_else(|| {
                 unparsable("java.util.Date.", s, "a date")
             })?))
@@ -294,11 +297,11 @@ fn local_date_parse(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn instant_parse(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    match &args[0] {
-        Value::Str(s) => parse_iso_instant(s, true).map(Value::Int).ok_or_else(|| {
+    match args[0].as_str() {
+        Some(s) => parse_iso_instant(s, true).map(Value::Int).ok_or_else(|| {
             unparsable("Instant/parse", s, "an instant (like 2024-01-31T12:00:00Z)").into()
         }),
-        other => Err(type_error("Instant/parse", "ISO-8601 instant text", other).into()),
+        None => Err(type_error("Instant/parse", "ISO-8601 instant text", &args[0]).into()),
     }
 }
 
@@ -354,7 +357,7 @@ fn minus_days(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn order(who: &str, args: &[Value]) -> Result<std::cmp::Ordering, Error> {
     let both_local = args
         .iter()
-        .all(|a| matches!(a, Value::Str(s) if parse_local_date(s).is_some()));
+        .all(|a| a.as_str().is_some_and(|s| parse_local_date(s).is_some()));
     if both_local {
         return Ok(local_date(who, &args[0])?.cmp(&local_date(who, &args[1])?));
     }

@@ -81,9 +81,9 @@ fn preview(v: &Value) -> String {
 
 /// How a map key is shown among `:keys` and in paths.
 fn render_key(k: &Value) -> String {
-    match k {
-        Value::Str(s) => clipped(s),
-        other => preview(other),
+    match k.as_str() {
+        Some(s) => clipped(s),
+        None => preview(k),
     }
 }
 
@@ -92,6 +92,7 @@ fn render_key(k: &Value) -> String {
 fn example(v: &Value) -> Value {
     match v {
         Value::Str(s) => Value::from(clipped(s)),
+        Value::ShortStr(_) => v.clone(),
         Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Keyword(_) => {
             v.clone()
         }
@@ -172,6 +173,7 @@ fn field_summary(values: &[&Value], opts: &Options) -> Map {
                 | Value::Int(_)
                 | Value::Float(_)
                 | Value::Str(_)
+                | Value::ShortStr(_)
                 | Value::Keyword(_)
         ) {
             continue;

@@ -226,7 +226,9 @@ fn float(arg: &Value, directive: &str) -> Result<f64, Error> {
 
 fn character(arg: &Value, directive: &str) -> Result<char, Error> {
     match arg {
-        Value::Str(s) if s.chars().count() == 1 => Ok(s.chars().next().unwrap_or(' ')),
+        Value::Str(_) | Value::ShortStr(_) if super::core::single_char(arg).is_some() => {
+            Ok(super::core::single_char(arg).unwrap_or(' '))
+        }
         Value::Int(n) => u32::try_from(*n)
             .ok()
             .and_then(char::from_u32)

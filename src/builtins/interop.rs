@@ -15,17 +15,13 @@ use super::Registry;
 
 /// The string receiver of a method.
 fn receiver<'a>(method: &str, v: &'a Value) -> Result<&'a str, Error> {
-    match v {
-        Value::Str(s) => Ok(s),
-        other => Err(type_error(method, "a string receiver", other)),
-    }
+    v.as_str()
+        .ok_or_else(|| type_error(method, "a string receiver", v))
 }
 
 fn string_arg<'a>(method: &str, v: &'a Value) -> Result<&'a str, Error> {
-    match v {
-        Value::Str(s) => Ok(s),
-        other => Err(type_error(method, "a string argument", other)),
-    }
+    v.as_str()
+        .ok_or_else(|| type_error(method, "a string argument", v))
 }
 
 fn utf16_len(s: &str) -> usize {
@@ -120,7 +116,7 @@ fn char_at(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let i = expect_int(".charAt", &args[1])?;
     let at = byte_offset(".charAt", s, i)?;
     match s[at..].chars().next() {
-        Some(c) => Ok(Value::Str(super::core::char_str(c))),
+        Some(c) => Ok(Value::char(c)),
         None => Err(Error::execution(format!(
             "`.charAt` index {i} is out of range for a string of length {}",
             utf16_len(s)
@@ -191,7 +187,9 @@ fn ends_with(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     receiver(".split", &args[0])?;
     let regex = match &args[1] {
-        Value::Str(p) => super::compile_regex(p)?,
+        Value::Str(_) | Value::ShortStr(_) => {
+            super::compile_regex(args[1].as_str().unwrap_or_default())?
+        }
         Value::Regex(_) => args[1].clone(),
         other => return Err(type_error(".split", "a regex string", other).into()),
     };
@@ -241,9 +239,9 @@ fn equals(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn equals_ignore_case(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = receiver(".equalsIgnoreCase", &args[0])?;
-    Ok(Value::Bool(match &args[1] {
-        Value::Str(t) => s.to_lowercase() == t.to_lowercase(),
-        _ => false,
+    Ok(Value::Bool(match args[1].as_str() {
+        Some(t) => s.to_lowercase() == t.to_lowercase(),
+        None => false,
     }))
 }
 

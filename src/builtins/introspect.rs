@@ -189,6 +189,7 @@ pub fn apropos(query: &str, globals: &Globals) -> Vec<String> {
 fn reference(who: &str, v: &Value) -> Result<ArcStr, crate::error::Error> {
     match v {
         Value::Str(s) | Value::Symbol(s) | Value::Keyword(s) => Ok(s.clone()),
+        Value::ShortStr(s) => Ok(ArcStr::from(s.as_str())),
         Value::Native(n) => Ok(ArcStr::from(n.name)),
         other => Err(type_error(who, "a name (a string or symbol)", other)),
     }
@@ -292,7 +293,10 @@ fn export_meta(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             None => Value::str(bare),
         },
     );
-    m.insert(kw("doc"), def.doc.clone().map_or(Value::Nil, Value::Str));
+    m.insert(
+        kw("doc"),
+        def.doc.as_ref().map_or(Value::Nil, Value::shared_str),
+    );
     m.insert(kw("visibility"), Value::str("public"));
     Ok(Value::map(m))
 }

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::Value;
 
-use super::core::{char_str, expect_int, expect_str, type_error};
+use super::core::{expect_int, expect_str, type_error};
 use super::Registry;
 
 fn number(who: &str, v: &Value) -> Result<f64, Error> {
@@ -303,6 +303,7 @@ fn hex_float(text: &str) -> Option<f64> {
 fn parse_boolean(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
         Value::Str(s) => Ok(Value::Bool(s.eq_ignore_ascii_case("true"))),
+        Value::ShortStr(s) => Ok(Value::Bool(s.eq_ignore_ascii_case("true"))),
         Value::Nil => Ok(Value::Bool(false)),
         other => Err(type_error("Boolean/parseBoolean", "a string", other).into()),
     }
@@ -339,7 +340,7 @@ fn to_string(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// string or a code point.
 fn character(who: &str, v: &Value) -> Result<char, Error> {
     let c = match v {
-        Value::Str(s) if s.chars().count() == 1 => s.chars().next(),
+        Value::Str(_) | Value::ShortStr(_) => super::core::single_char(v),
         Value::Int(n) => u32::try_from(*n).ok().and_then(char::from_u32),
         _ => None,
     };
@@ -366,12 +367,12 @@ char_test!(is_lower, "Character/isLowerCase", |c| c.is_lowercase());
 
 fn char_upper(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let c = character("Character/toUpperCase", &args[0])?;
-    Ok(Value::Str(char_str(c.to_uppercase().next().unwrap_or(c))))
+    Ok(Value::char(c.to_uppercase().next().unwrap_or(c)))
 }
 
 fn char_lower(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let c = character("Character/toLowerCase", &args[0])?;
-    Ok(Value::Str(char_str(c.to_lowercase().next().unwrap_or(c))))
+    Ok(Value::char(c.to_lowercase().next().unwrap_or(c)))
 }
 
 fn numeric_value(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

@@ -124,6 +124,7 @@ fn to_json(interp: &Interp<'_>, v: &Value, depth: usize) -> Result<Json, Error> 
                 .map(Json::Number)
                 .ok_or_else(|| not_encodable(v))?,
             Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Json::String(s.to_string()),
+            Value::ShortStr(s) => Json::String(s.to_string()),
             Value::Vector(items) | Value::List(items) => Json::Array(
                 items
                     .iter()
@@ -177,7 +178,9 @@ fn described(v: &Value) -> String {
 
 fn json_key(k: &Value) -> Result<String, Error> {
     match k {
-        Value::Str(s) | Value::Keyword(s) => Ok(s.to_string()),
+        Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_) => {
+            Ok(k.as_name().unwrap_or_default().to_string())
+        }
         Value::Int(n) => Ok(n.to_string()),
         other => Err(Error::type_error(format!(
             "`json/generate-string` cannot use {} as a JSON object key",

@@ -22,6 +22,7 @@ type_predicate!(
         | Value::Int(_)
         | Value::Float(_)
         | Value::Str(_)
+        | Value::ShortStr(_)
         | Value::Keyword(_)
         | Value::Symbol(_)
         | Value::Vector(_)
@@ -39,7 +40,7 @@ type_predicate!(is_false, Value::Bool(false));
 type_predicate!(is_number, Value::Int(_) | Value::Float(_));
 type_predicate!(is_int, Value::Int(_));
 type_predicate!(is_float, Value::Float(_));
-type_predicate!(is_string, Value::Str(_));
+type_predicate!(is_string, Value::Str(_) | Value::ShortStr(_));
 type_predicate!(is_keyword, Value::Keyword(_));
 type_predicate!(is_symbol, Value::Symbol(_));
 type_predicate!(is_vector, Value::Vector(_));
@@ -67,7 +68,13 @@ type_predicate!(
 type_predicate!(is_seq, Value::Vector(_) | Value::List(_));
 type_predicate!(
     is_seqable,
-    Value::Nil | Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Str(_)
+    Value::Nil
+        | Value::Vector(_)
+        | Value::List(_)
+        | Value::Map(_)
+        | Value::Set(_)
+        | Value::Str(_)
+        | Value::ShortStr(_)
 );
 type_predicate!(is_associative, Value::Vector(_) | Value::Map(_));
 type_predicate!(is_indexed, Value::Vector(_));
@@ -81,9 +88,7 @@ type_predicate!(is_pos_int, Value::Int(1..));
 type_predicate!(is_neg_int, Value::Int(..0));
 
 fn is_char(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::Bool(
-        matches!(&args[0], Value::Str(s) if s.chars().count() == 1),
-    ))
+    Ok(Value::Bool(super::core::single_char(&args[0]).is_some()))
 }
 
 fn boolean(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

@@ -313,10 +313,10 @@ pub(crate) fn match_error(re: &Regex, e: fancy_regex::Error) -> Error {
 }
 
 fn regex_arg(who: &str, v: &Value) -> Result<Arc<Regex>, Error> {
-    match v {
-        Value::Regex(r) => Ok(r.clone()),
-        Value::Str(s) => compile(s),
-        other => Err(type_error(who, "a regex", other)),
+    match (v, v.as_str()) {
+        (Value::Regex(r), _) => Ok(r.clone()),
+        (_, Some(s)) => compile(s),
+        (other, None) => Err(type_error(who, "a regex", other)),
     }
 }
 
@@ -436,7 +436,7 @@ pub(crate) fn split(re: &Regex, s: &str, keep_trailing: bool) -> Result<Vec<Valu
         return Ok(vec![Value::from(s)]);
     }
     out.push(Value::from(&s[index..]));
-    while !keep_trailing && matches!(out.last(), Some(Value::Str(p)) if p.is_empty()) {
+    while !keep_trailing && out.last().and_then(Value::as_str) == Some("") {
         out.pop();
     }
     Ok(out)

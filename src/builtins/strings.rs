@@ -5,7 +5,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{ArcStr, Value};
 
-use super::core::{char_str, expect_int, expect_str, seq_items, type_error, vector_result};
+use super::core::{expect_int, expect_str, seq_items, type_error, vector_result};
 use super::Registry;
 
 fn subs(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -39,35 +39,7 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     };
     let cap = usize::try_from(limit).ok().filter(|&n| n > 0);
     let mut parts: Vec<Value> = match (&args[1], cap) {
-        (Value::Str(sep), cap) if sep.is_empty() => split_chars(s, cap),
-        // The specification (current revision, §8.3) follows Clojure: the
-        // separator is a regex; a one-character string is accepted
-        // (characters are one-character strings), a longer one is not.
-        (Value::Str(sep), _) if sep.chars().nth(1).is_some() => {
-            return Err(
-                type_error("split", "a regex or a one-character separator", &args[1])
-                    .with_hint(format!(
-                        "a separator of several characters must be a regex: `(split s #\"{}\")`",
-                        regex_literal(sep)
-                    ))
-                    .into(),
-            )
-        }
-        (Value::Str(sep), cap) => {
-            let sep = sep.chars().next().expect("one character, checked above");
-            // Sized once: the parts are one more than the separators
-            // (counted by byte for an ASCII separator, a vectorized loop).
-            let parts = match u8::try_from(sep) {
-                Ok(byte) if byte.is_ascii() => s.bytes().filter(|&b| b == byte).count() + 1,
-                _ => s.matches(sep).count() + 1,
-            };
-            let mut out = Vec::with_capacity(cap.map_or(parts, |n| n.min(parts)));
-            match cap {
-                None => out.extend(s.split(sep).map(Value::from)),
-                Some(n) => out.extend(s.splitn(n, sep).map(Value::from)),
-            }
-            out
-        }
+        (Value::Str(_) | Value::ShortStr(_), cap) => split_on_string(s, &args[1], cap)?,
         (Value::Regex(r), None) => super::regex::split(r, s, limit < 0)?,
         (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
         (other, _) => return Err(type_error("split", "a string or regex separator", other).into()),
@@ -75,11 +47,46 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     // As in Java, a string with no separator in it stays whole (even when
     // empty); otherwise every trailing empty part goes.
     if limit == 0 && parts.len() > 1 {
-        while matches!(parts.last(), Some(Value::Str(p)) if p.is_empty()) {
+        while parts.last().and_then(Value::as_str) == Some("") {
             parts.pop();
         }
     }
     vector_result(interp, parts)
+}
+
+/// `s` split on the string `separator`: into characters when it is
+/// empty, else on its one character. The specification (current
+/// revision, §8.3) follows Clojure: the separator is a regex; a
+/// one-character string is accepted (characters are one-character
+/// strings), a longer one is not.
+fn split_on_string(s: &str, separator: &Value, cap: Option<usize>) -> Result<Vec<Value>, Error> {
+    let sep = separator.as_str().unwrap_or_default();
+    let mut chars = sep.chars();
+    let Some(sep) = chars.next() else {
+        return Ok(split_chars(s, cap));
+    };
+    if chars.next().is_some() {
+        return Err(
+            type_error("split", "a regex or a one-character separator", separator).with_hint(
+                format!(
+                    "a separator of several characters must be a regex: `(split s #\"{}\")`",
+                    regex_literal(separator.as_str().unwrap_or_default())
+                ),
+            ),
+        );
+    }
+    // Sized once: the parts are one more than the separators (counted by
+    // byte for an ASCII separator, a vectorized loop).
+    let parts = match u8::try_from(sep) {
+        Ok(byte) if byte.is_ascii() => s.bytes().filter(|&b| b == byte).count() + 1,
+        _ => s.matches(sep).count() + 1,
+    };
+    let mut out = Vec::with_capacity(cap.map_or(parts, |n| n.min(parts)));
+    match cap {
+        None => out.extend(s.split(sep).map(Value::from)),
+        Some(n) => out.extend(s.splitn(n, sep).map(Value::from)),
+    }
+    Ok(out)
 }
 
 /// `sep` as the body of a regex literal that matches it exactly.
@@ -108,7 +115,7 @@ fn split_chars(s: &str, cap: Option<usize>) -> Vec<Value> {
             out.push(Value::from(&s[at..]));
             break;
         }
-        out.push(Value::Str(char_str(c)));
+        out.push(Value::char(c));
     }
     out
 }
@@ -119,7 +126,7 @@ fn split_lines(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         .split('\n')
         .map(|l| Value::from(l.strip_suffix('\r').unwrap_or(l)))
         .collect();
-    while matches!(lines.last(), Some(Value::Str(p)) if p.is_empty()) && lines.len() > 1 {
+    while lines.last().and_then(Value::as_str) == Some("") && lines.len() > 1 {
         lines.pop();
     }
     vector_result(interp, lines)
@@ -186,19 +193,22 @@ fn replace_text(
     limit: usize,
 ) -> EvalResult<String> {
     let s = expect_str(who, s)?;
-    Ok(match (pattern, replacement) {
-        (Value::Str(from), Value::Str(to)) if limit == 0 => s.replace(from.as_str(), to),
-        (Value::Str(from), Value::Str(to)) => s.replacen(from.as_str(), to, limit),
-        (Value::Regex(r), Value::Str(to)) => super::regex::replace_n(r, s, limit, to)?,
-        (Value::Regex(r), f) if f.is_fn() => super::regex::replace_with_fn(interp, r, s, limit, f)?,
-        (Value::Str(from), f) if f.is_fn() => {
+    let f = replacement;
+    Ok(match (pattern, pattern.as_str(), replacement.as_str()) {
+        (_, Some(from), Some(to)) if limit == 0 => s.replace(from, to),
+        (_, Some(from), Some(to)) => s.replacen(from, to, limit),
+        (Value::Regex(r), _, Some(to)) => super::regex::replace_n(r, s, limit, to)?,
+        (Value::Regex(r), _, None) if f.is_fn() => {
+            super::regex::replace_with_fn(interp, r, s, limit, f)?
+        }
+        (_, Some(from), None) if f.is_fn() => {
             let r = super::regex::compile(&escape_regex(from))?;
             super::regex::replace_with_fn(interp, &r, s, limit, f)?
         }
-        (Value::Str(_) | Value::Regex(_), other) => {
-            return Err(type_error(who, "a string or function replacement", other).into())
+        (Value::Regex(_), _, _) | (_, Some(_), _) => {
+            return Err(type_error(who, "a string or function replacement", replacement).into())
         }
-        (other, _) => return Err(type_error(who, "a string or regex pattern", other).into()),
+        (other, _, _) => return Err(type_error(who, "a string or regex pattern", other).into()),
     })
 }
 
@@ -266,7 +276,7 @@ fn includes(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// Clojure's `parse-long`: an optional sign and digits only; nil for
 /// anything else, non-strings included (the specification's choice).
 fn parse_long(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let Value::Str(s) = &args[0] else {
+    let Some(s) = args[0].as_str() else {
         return Ok(Value::Nil);
     };
     let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
@@ -277,10 +287,9 @@ fn parse_long(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 fn parse_double(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let Value::Str(s) = &args[0] else {
+    let Some(t) = args[0].as_str() else {
         return Ok(Value::Nil);
     };
-    let t = s.as_str();
     let valid = !t.is_empty()
         && t.bytes()
             .all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'))
@@ -299,8 +308,9 @@ fn parse_double(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn name(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
         Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) | Value::Var(s) => {
-            Ok(Value::Str(s.clone()))
+            Ok(Value::shared_str(s))
         }
+        Value::ShortStr(_) => Ok(args[0].clone()),
         other => Err(type_error("name", "a string, keyword or symbol", other).into()),
     }
 }
@@ -311,7 +321,11 @@ fn name(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// dropped (`(keyword ":a")` is `:a`).
 fn keyword(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
-        Value::Str(s) | Value::Symbol(s) => {
+        Value::Str(_) | Value::ShortStr(_) | Value::Symbol(_) => {
+            let s = match &args[0] {
+                Value::Symbol(s) => s.as_str(),
+                string => string.as_str().unwrap_or_default(),
+            };
             let name = s.strip_prefix(':').unwrap_or(s);
             let mut chars = name.chars();
             let valid = chars.next().is_some_and(char::is_alphabetic)
@@ -367,10 +381,8 @@ fn char_index(s: &str, byte: usize) -> Value {
 
 /// The text searched for by `index-of`: a string or a character.
 fn needle<'a>(who: &str, v: &'a Value) -> Result<&'a str, Error> {
-    match v {
-        Value::Str(s) => Ok(s),
-        other => Err(type_error(who, "a string or character to look for", other)),
-    }
+    v.as_str()
+        .ok_or_else(|| type_error(who, "a string or character to look for", v))
 }
 
 /// `(index-of s value from?)` in characters, nil if not found. On a
@@ -421,7 +433,7 @@ fn escape(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = expect_str("escape", &args[0])?;
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        let ch = Value::Str(char_str(c));
+        let ch = Value::char(c);
         match interp.call(&args[1], std::slice::from_ref(&ch))? {
             Value::Nil => out.push(c),
             v => crate::value::write_str(&mut out, &v),
@@ -439,11 +451,13 @@ fn trim_newline(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// The one-character string of a code point (characters are strings).
 fn char_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
-        Value::Str(s) if s.chars().count() == 1 => Ok(args[0].clone()),
+        Value::Str(_) | Value::ShortStr(_) if super::core::single_char(&args[0]).is_some() => {
+            Ok(args[0].clone())
+        }
         Value::Int(n) => u32::try_from(*n)
             .ok()
             .and_then(char::from_u32)
-            .map(|c| Value::Str(char_str(c)))
+            .map(Value::char)
             .ok_or_else(|| {
                 Error::execution(format!("`char` got {n}, which is not a character code")).into()
             }),

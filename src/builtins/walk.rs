@@ -134,7 +134,8 @@ fn rekey(v: &Value, to_keyword: bool) -> Value {
             .map(|(k, val)| {
                 let k = match (k, to_keyword) {
                     (Value::Str(s), true) => Value::Keyword(ArcStr::clone(s)),
-                    (Value::Keyword(s), false) => Value::Str(ArcStr::clone(s)),
+                    (Value::ShortStr(s), true) => Value::Keyword(ArcStr::from(s.as_str())),
+                    (Value::Keyword(s), false) => Value::shared_str(s),
                     _ => k.clone(),
                 };
                 (k, val.clone())

@@ -103,6 +103,10 @@ impl Writer<'_> {
                 self.string(s);
                 None
             }
+            Value::ShortStr(s) => {
+                self.string(s);
+                None
+            }
             Value::Vector(items) => self.seq("[", "]", items.len(), items.iter(), depth),
             Value::List(items) => self.seq("(", ")", items.len(), items.iter(), depth),
             Value::Set(items) => self.seq("#{", "}", items.len(), items.iter(), depth),

@@ -246,9 +246,9 @@ impl Host for DataHost {
     fn data_names(&self) -> Vec<String> {
         self.data
             .keys()
-            .map(|k| match k {
-                Value::Keyword(s) | Value::Str(s) => s.to_string(),
-                other => crate::value::pr_str(other),
+            .map(|k| match k.as_name() {
+                Some(name) => name.to_string(),
+                None => crate::value::pr_str(k),
             })
             .collect()
     }

@@ -893,6 +893,7 @@ impl<'h> Interp<'h> {
             ToolName::Fixed(n) => n.clone(),
             ToolName::Computed(e) => match &self.eval(e, f)? {
                 Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => s.clone(),
+                Value::ShortStr(s) => ArcStr::from(s.as_str()),
                 other => {
                     return Err(Error::type_error(format!(
                         "`call` expects a tool name string, got {}",
@@ -1570,14 +1571,13 @@ struct Branch {
 }
 
 /// Keep `value` as the latest return value of its type: one value per
-/// type, so the list stays as short as the set of types.
+/// type, so the list stays as short as the set of types (both forms of
+/// a string are one type).
 #[inline]
 fn note_return(values: &mut SmallVec<[Value; 2]>, value: &Value) {
     let kind = std::mem::discriminant(value);
-    match values
-        .iter_mut()
-        .find(|v| std::mem::discriminant(*v) == kind)
-    {
+    let same_type = |v: &Value| std::mem::discriminant(v) == kind || (v.is_str() && value.is_str());
+    match values.iter_mut().find(|v| same_type(v)) {
         Some(slot) => release(std::mem::replace(slot, dup(value))),
         None => values.push(value.clone()),
     }

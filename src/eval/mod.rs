@@ -264,9 +264,9 @@ pub fn finish(result: Result<Outcome>) -> Result<Value> {
         Outcome::Value(v) | Outcome::Return(v) => Ok(v),
         Outcome::Fail(v) => Err(Error::new(
             ErrorKind::Failed,
-            match &v {
-                Value::Str(s) => s.to_string(),
-                other => pr_str(other),
+            match v.as_str() {
+                Some(s) => s.to_string(),
+                None => pr_str(&v),
             },
         )),
     }

@@ -170,7 +170,10 @@ pub(super) fn result_text(value: &Value, width: Option<usize>) -> (String, Optio
     };
     // `*1` is this value: the note names it so the user can look closer.
     let of = match value {
-        Value::Str(s) => format!("{count} of {} characters", s.chars().count()),
+        Value::Str(_) | Value::ShortStr(_) => format!(
+            "{count} of {} characters",
+            value.as_str().unwrap_or_default().chars().count()
+        ),
         Value::Vector(v) | Value::List(v) => format!("{count} of {} items", v.len()),
         Value::Map(m) => format!("{count} of {} entries", m.len()),
         Value::Set(s) => format!("{count} of {} items", s.len()),

@@ -77,6 +77,7 @@ fn encode_node(v: &Value) -> Json {
             None => json!({ "float": "-Inf" }),
         },
         Value::Str(s) => Json::String(s.to_string()),
+        Value::ShortStr(s) => Json::String(s.to_string()),
         Value::Keyword(k) => json!({ "kw": k.as_str() }),
         Value::Symbol(s) => json!({ "sym": s.as_str() }),
         Value::Vector(items) => Json::Array(items.iter().map(encode_node).collect()),

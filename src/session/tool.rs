@@ -209,10 +209,10 @@ impl ToolArgs {
     /// missing, or not a string. Handlers return `Result<Value, String>`,
     /// so `args.str("query")?` hands the error to the program.
     pub fn str(&self, name: &str) -> Result<&str, String> {
-        match self.required(name)? {
-            Value::Str(s) => Ok(s),
-            other => Err(wrong_type(name, "a string", other)),
-        }
+        let value = self.required(name)?;
+        value
+            .as_str()
+            .ok_or_else(|| wrong_type(name, "a string", value))
     }
 
     /// The integer argument `name` (a float is not an integer).
@@ -309,13 +309,6 @@ fn tool_error(message: String, spec: &ToolSpec) -> Error {
     Error::new(ErrorKind::Tool, message).with_hint(hint)
 }
 
-fn key_name(k: &Value) -> Option<&str> {
-    match k {
-        Value::Keyword(s) | Value::Str(s) => Some(s),
-        _ => None,
-    }
-}
-
 /// Apply the argument convention to the arguments of a call.
 ///
 /// # The argument convention
@@ -385,14 +378,18 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
         };
         return Ok(ToolArgs::new(named, positional));
     }
-    let declared = |k: &Value| key_name(k).is_some_and(|n| param_named(params, n).is_some());
+    let declared = |k: &Value| {
+        k.as_name()
+            .is_some_and(|n| param_named(params, n).is_some())
+    };
     let named = match args {
         [Value::Map(m)]
             if m.keys().all(declared) && (!m.is_empty() || !params[0].ty.accepts_map()) =>
         {
             let mut named = Map::new();
             for (k, v) in m.iter() {
-                let name = key_name(k)
+                let name = k
+                    .as_name()
                     .and_then(|n| param_named(params, n))
                     .map(|p| p.name.as_str())
                     .unwrap_or_default();

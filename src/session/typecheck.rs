@@ -92,7 +92,7 @@ fn check_at(ty: &Type, value: &Value, path: &mut String) -> Result<(), Mismatch>
                 m
             });
         }
-        (Type::String, Value::Str(_))
+        (Type::String, Value::Str(_) | Value::ShortStr(_))
         | (Type::Int, Value::Int(_))
         | (Type::Float, Value::Float(_) | Value::Int(_))
         | (Type::Bool, Value::Bool(_))
@@ -184,7 +184,10 @@ pub(crate) fn describe(value: &Value) -> String {
         }
         (Some(m), Value::Set(s)) => format!(" (first {m} of {} items)", s.len()),
         (Some(m), Value::Map(map)) => format!(" (first {m} of {} items)", map.len()),
-        (Some(m), Value::Str(s)) => format!(" (first {m} of {} characters)", s.chars().count()),
+        (Some(m), Value::Str(_) | Value::ShortStr(_)) => format!(
+            " (first {m} of {} characters)",
+            value.as_str().unwrap_or_default().chars().count()
+        ),
         (Some(_), _) => String::new(),
     };
     format!("{} {}{size}", value.type_name(), shown.text)

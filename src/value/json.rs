@@ -16,7 +16,7 @@ pub fn from_json(json: &Json) -> Value {
             Some(i) => Value::Int(i),
             None => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
         },
-        Json::String(s) => Value::Str(ArcStr::from(s.as_str())),
+        Json::String(s) => Value::str(s),
         Json::Array(items) => Value::vector(items.iter().map(from_json)),
         Json::Object(fields) => Value::map(
             fields
@@ -68,6 +68,7 @@ pub fn has_json_form(v: &Value) -> bool {
         | Value::Bool(_)
         | Value::Int(_)
         | Value::Str(_)
+        | Value::ShortStr(_)
         | Value::Keyword(_)
         | Value::Symbol(_) => true,
         Value::Float(f) => f.is_finite(),
@@ -76,8 +77,10 @@ pub fn has_json_form(v: &Value) -> bool {
         }
         Value::Set(items) => super::deep(|| items.iter().all(has_json_form)),
         Value::Map(m) => super::deep(|| {
-            m.iter()
-                .all(|(k, v)| matches!(k, Value::Str(_) | Value::Keyword(_)) && has_json_form(v))
+            m.iter().all(|(k, v)| {
+                matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_))
+                    && has_json_form(v)
+            })
         }),
         Value::Reduced(inner) => has_json_form(inner),
         Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => false,
@@ -93,6 +96,7 @@ fn to_json_node(v: &Value) -> Json {
             .map(Json::Number)
             .unwrap_or(Json::Null),
         Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => Json::String(s.to_string()),
+        Value::ShortStr(s) => Json::String(s.to_string()),
         Value::Vector(items) | Value::List(items) => {
             super::deep(|| Json::Array(items.iter().map(to_json_node).collect()))
         }
@@ -114,6 +118,7 @@ fn to_json_node(v: &Value) -> Json {
 fn json_key(k: &Value) -> String {
     match k {
         Value::Str(s) | Value::Keyword(s) => s.to_string(),
+        Value::ShortStr(s) => s.to_string(),
         other => print_str(other),
     }
 }

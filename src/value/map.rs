@@ -193,10 +193,13 @@ impl Map {
     pub fn get_flexible(&self, key: &Value) -> Option<&Value> {
         self.get(key).or_else(|| match key {
             Value::Keyword(k) => self
-                .get(&Value::Str(k.clone()))
+                .get(&Value::shared_str(k))
                 .or_else(|| self.get_underscored(k)),
             Value::Str(s) => self
                 .get(&Value::Keyword(s.clone()))
+                .or_else(|| self.get_underscored(s)),
+            Value::ShortStr(s) => self
+                .get(&Value::Keyword(super::ArcStr::from(s.as_str())))
                 .or_else(|| self.get_underscored(s)),
             _ => None,
         })
@@ -209,7 +212,7 @@ impl Map {
         }
         let underscored = super::ArcStr::from(name.replace('-', "_"));
         self.get(&Value::Keyword(underscored.clone()))
-            .or_else(|| self.get(&Value::Str(underscored)))
+            .or_else(|| self.get(&Value::shared_str(&underscored)))
     }
 
     pub fn contains_key(&self, key: &Value) -> bool {

@@ -15,6 +15,7 @@ mod map;
 mod pretty;
 mod print;
 mod set;
+mod short_str;
 mod twin;
 mod vector;
 
@@ -34,6 +35,7 @@ pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
 pub(crate) use print::{write_escaped, write_float};
 pub use set::{Set, SetIter};
+pub use short_str::{ShortStr, SHORT_MAX};
 pub use vector::Vector;
 
 /// The deterministic hasher used by every hashed collection (the flat
@@ -50,8 +52,13 @@ pub enum Value {
     Bool(bool),
     Int(i64),
     Float(f64),
-    /// Strings, also one-character strings read from character literals.
+    /// Strings of more than [`SHORT_MAX`] bytes (or any string an
+    /// embedder builds so). Match strings with [`Value::as_str`], which
+    /// reads both forms.
     Str(ArcStr),
+    /// Strings of up to [`SHORT_MAX`] bytes, kept inside the value (no
+    /// allocation). Equal to a `Str` of the same text.
+    ShortStr(ShortStr),
     /// Keyword name without the colon.
     Keyword(ArcStr),
     /// A symbol, only produced by `quote`.
@@ -94,8 +101,29 @@ pub struct Regex {
 }
 
 impl Value {
+    /// A string value, kept inside the value when it is short.
+    #[inline]
     pub fn str(s: &str) -> Value {
-        Value::Str(ArcStr::from(s))
+        match ShortStr::new(s) {
+            Some(short) => Value::ShortStr(short),
+            None => Value::Str(ArcStr::from(s)),
+        }
+    }
+
+    /// The one-character string `c`.
+    #[inline]
+    pub fn char(c: char) -> Value {
+        Value::ShortStr(ShortStr::from_char(c))
+    }
+
+    /// A string value from shared text: inside the value when it is
+    /// short, else sharing `s`.
+    #[inline]
+    pub fn shared_str(s: &ArcStr) -> Value {
+        match ShortStr::new(s) {
+            Some(short) => Value::ShortStr(short),
+            None => Value::Str(s.clone()),
+        }
     }
 
     /// A keyword, its name interned for the process (`value::keyword`).
@@ -145,7 +173,7 @@ impl Value {
             Value::Bool(_) => "boolean",
             Value::Int(_) => "integer",
             Value::Float(_) => "float",
-            Value::Str(_) => "string",
+            Value::Str(_) | Value::ShortStr(_) => "string",
             Value::Keyword(_) => "keyword",
             Value::Symbol(_) => "symbol",
             Value::Vector(_) => "vector",
@@ -182,7 +210,10 @@ impl Value {
             Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Keyword(_) => {
                 format!("{} {}", self.type_name(), pr_str(self))
             }
-            Value::Str(s) if s.chars().count() <= 40 => format!("string {}", pr_str(self)),
+            Value::Str(_) | Value::ShortStr(_) => match self.as_str() {
+                Some(s) if s.chars().count() <= 40 => format!("string {}", pr_str(self)),
+                _ => self.type_name().to_string(),
+            },
             _ => self.type_name().to_string(),
         }
     }
@@ -195,11 +226,29 @@ impl Value {
         }
     }
 
+    /// The text of a string, in either form.
+    #[inline]
     pub fn as_str(&self) -> Option<&str> {
         match self {
+            Value::ShortStr(s) => Some(s.as_str()),
             Value::Str(s) => Some(s),
             _ => None,
         }
+    }
+
+    /// The text of a string (either form) or the name of a keyword.
+    #[inline]
+    pub fn as_name(&self) -> Option<&str> {
+        match self {
+            Value::Keyword(k) => Some(k),
+            other => other.as_str(),
+        }
+    }
+
+    /// Whether this is a string, in either form.
+    #[inline]
+    pub fn is_str(&self) -> bool {
+        matches!(self, Value::Str(_) | Value::ShortStr(_))
     }
 
     pub fn as_map(&self) -> Option<&Map> {
@@ -244,7 +293,10 @@ impl From<&str> for Value {
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
-        Value::Str(ArcStr::from(s))
+        match ShortStr::new(&s) {
+            Some(short) => Value::ShortStr(short),
+            None => Value::Str(ArcStr::from(s)),
+        }
     }
 }
 
@@ -270,7 +322,9 @@ impl Value {
             (Bool(a), Bool(b)) => a == b,
             (Int(a), Int(b)) => a == b,
             (Float(a), Float(b)) => a == b,
+            (ShortStr(a), ShortStr(b)) => a == b,
             (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
+            (Str(a), ShortStr(b)) | (ShortStr(b), Str(a)) => a.as_bytes() == b.as_bytes(),
             (Var(a), Var(b)) => a == b,
             (Vector(a) | List(a), Vector(b) | List(b)) => {
                 Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || a == b)
@@ -427,7 +481,12 @@ impl Value {
                 let f = if *f == 0.0 { 0.0 } else { *f };
                 f.to_bits().hash(state)
             }
+            // Both forms of a string hash alike: they can be equal.
             Str(s) => {
+                state.write_u8(4);
+                s.as_str().hash(state)
+            }
+            ShortStr(s) => {
                 state.write_u8(4);
                 s.as_str().hash(state)
             }

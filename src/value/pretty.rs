@@ -143,13 +143,9 @@ impl Printer {
         }
         let keep: String = text.chars().take(budget.max(1)).collect();
         self.push(&keep);
-        self.push(if matches!(v, Value::Str(_)) {
-            "...\""
-        } else {
-            "..."
-        });
+        self.push(if v.is_str() { "...\"" } else { "..." });
         if depth == 0 {
-            let Value::Str(s) = v else {
+            let Some(s) = v.as_str() else {
                 self.top_shown = Some(0);
                 return;
             };

@@ -42,6 +42,7 @@ pub fn write_str_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
     match v {
         Value::Nil => {}
         Value::Str(s) => out.push_str(s),
+        Value::ShortStr(s) => out.push_str(s),
         Value::Float(f) if f.is_nan() => out.push_str("NaN"),
         Value::Float(f) if f.is_infinite() => {
             out.push_str(if *f > 0.0 { "Infinity" } else { "-Infinity" })
@@ -70,6 +71,7 @@ fn write_value_inner(out: &mut String, v: &Value, depth: usize, limit: usize) {
         }
         Value::Float(f) => write_float(out, *f),
         Value::Str(s) => write_escaped(out, s),
+        Value::ShortStr(s) => write_escaped(out, s),
         Value::Keyword(k) => {
             out.push(':');
             out.push_str(k);

@@ -120,3 +120,45 @@ fn hashing_on_a_budget_keeps_equal_values_hashing_alike() {
     // Different values still hash differently while the budget lasts.
     assert_ne!(hash_one(&big(1)), hash_one(&big(2)));
 }
+
+#[test]
+fn short_strings_are_inline_and_equal_to_the_shared_form() {
+    let limit = "abcdefghijklmn";
+    assert_eq!(limit.len(), SHORT_MAX);
+    assert!(matches!(Value::str(limit), Value::ShortStr(_)));
+    assert!(matches!(Value::from(format!("{limit}o")), Value::Str(_)));
+    assert!(matches!(Value::char('é'), Value::ShortStr(s) if s.as_str() == "é"));
+    // An embedder may build a short string in the shared form: it is the
+    // same string in every respect.
+    for text in ["", "a", "closed", limit] {
+        let short = Value::str(text);
+        let shared = Value::Str(ArcStr::from(text));
+        assert_eq!(short, shared);
+        assert_eq!(shared, short);
+        use std::hash::BuildHasher;
+        let state = FixedState::default();
+        assert_eq!(state.hash_one(&short), state.hash_one(&shared));
+        assert_eq!(compare(&short, &shared), Ok(std::cmp::Ordering::Equal));
+        assert_eq!(pr_str(&short), pr_str(&shared));
+        assert_eq!(short.as_str(), Some(text));
+        let set: Set = [shared.clone()].into_iter().collect();
+        assert!(set.contains(&short));
+        let map = Value::map(
+            [(short.clone(), Value::Int(1))]
+                .into_iter()
+                .collect::<Map>(),
+        );
+        assert_eq!(
+            map.as_map().and_then(|m| m.get(&shared)),
+            Some(&Value::Int(1))
+        );
+    }
+    assert_eq!(
+        compare(
+            &Value::str("b"),
+            &Value::Str(ArcStr::from("abcdefghijklmnop"))
+        ),
+        Ok(std::cmp::Ordering::Greater)
+    );
+    assert_ne!(Value::str("a"), Value::keyword("a"));
+}
