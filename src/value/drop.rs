@@ -41,14 +41,19 @@ impl Drop for Value {
 /// Drop a collection or function value, deferring when nested too deeply.
 #[inline(never)]
 fn drop_collection(value: &mut Value) {
+    // A shared collection is only released: one atomic decrement, not the
+    // two more `Arc::get_mut` takes to find out. (If the other owners let
+    // go meanwhile, this drop frees it the usual way; its contents still
+    // count their own depth, so no chain of drops recurses unbounded.)
+    if !is_last_reference(value) {
+        return;
+    }
     let depth = DEPTH.with(Cell::get);
     if depth >= MAX_DROP_DEPTH {
         // Only a collection (or function) freed for the last time can
-        // start a deep chain of drops; a shared one is just released.
-        if is_last_reference(value) {
-            let taken = std::mem::replace(value, Value::Nil);
-            PENDING.with(|p| p.borrow_mut().push(taken));
-        }
+        // start a deep chain of drops.
+        let taken = std::mem::replace(value, Value::Nil);
+        PENDING.with(|p| p.borrow_mut().push(taken));
         return;
     }
     // The contents of a collection freed for the last time are moved out
