@@ -101,6 +101,23 @@ fn key_position<'a>(keys: impl Iterator<Item = &'a Value> + Clone, key: &Value) 
     keys.into_iter().position(|k| k == key)
 }
 
+/// Copies of `values` with the one at `at` replaced by `value` (which
+/// is moved in; the old one is not copied).
+fn replaced<'a, I: IntoIterator<Item = &'a Value>>(
+    values: I,
+    at: usize,
+    value: Value,
+) -> impl Iterator<Item = Value> + use<'a, I> {
+    let mut value = Some(value);
+    values
+        .into_iter()
+        .enumerate()
+        .map(move |(i, v)| match i == at {
+            true => value.take().unwrap_or_default(),
+            false => v.clone(),
+        })
+}
+
 /// A hash table, and the persistent twin of it made on first need.
 type Flat = Twin<Table, HashMap>;
 
@@ -301,11 +318,48 @@ impl Map {
         }
     }
 
-    /// Functional update: a new map with `key` set.
+    /// Functional update: a new map with `key` set. A small map is copied
+    /// once, sized for the new entry, and the value it replaces is not
+    /// copied at all.
     pub fn assoc(&self, key: Value, value: Value) -> Map {
-        let mut m = self.clone();
-        m.insert(key, value);
-        m
+        let repr = match &self.repr {
+            Repr::Shaped(shape, values) => match shape.position(&key) {
+                Some(i) => Repr::Shaped(shape.clone(), replaced(values, i, value).collect()),
+                None => {
+                    let mut entries = Vec::with_capacity(values.len() + 1);
+                    entries.extend(shape.keys.iter().cloned().zip(values.iter().cloned()));
+                    let mut m = Map {
+                        repr: Repr::Array(entries),
+                    };
+                    m.insert(key, value);
+                    return m;
+                }
+            },
+            Repr::Array(entries) => match key_position(entries.iter().map(|(k, _)| k), &key) {
+                Some(i) => {
+                    let keys = entries.iter().map(|(k, _)| k.clone());
+                    let values = entries.iter().map(|(_, v)| v);
+                    Repr::Array(keys.zip(replaced(values, i, value)).collect())
+                }
+                None if entries.len() < ARRAY_MAP_LIMIT => {
+                    let mut grown = Vec::with_capacity(entries.len() + 1);
+                    grown.extend(entries.iter().cloned());
+                    grown.push((key, value));
+                    Repr::Array(grown)
+                }
+                None => {
+                    let mut m = self.clone();
+                    m.insert(key, value);
+                    return m;
+                }
+            },
+            Repr::Flat(_) | Repr::Hash(_) => {
+                let mut m = self.clone();
+                m.insert(key, value);
+                return m;
+            }
+        };
+        Map { repr }
     }
 
     pub fn dissoc(&self, key: &Value) -> Map {
@@ -423,6 +477,47 @@ mod tests {
             Some(&Value::Int(1)),
             "original unchanged"
         );
+    }
+
+    #[test]
+    fn assoc_on_small_maps_keeps_their_order_and_leaves_the_original_alone() {
+        let kw = |i: usize| Value::keyword(&format!("k{i}"));
+        let keys = |m: &Map| {
+            m.keys()
+                .map(crate::value::pr_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let array: Map = (0..3).map(|i| (kw(i), Value::Int(i as i64))).collect();
+        let replaced = array.assoc(kw(1), Value::str("one"));
+        assert_eq!(keys(&replaced), ":k0 :k1 :k2");
+        assert_eq!(replaced.get(&kw(1)), Some(&Value::str("one")));
+        assert_eq!(array.get(&kw(1)), Some(&Value::Int(1)));
+        let mut grown = array.clone();
+        for i in 3..ARRAY_MAP_LIMIT {
+            grown = grown.assoc(kw(i), Value::Int(i as i64));
+            assert!(matches!(grown.repr, Repr::Array(_)));
+        }
+        assert_eq!(array.len(), 3);
+        let hashed = grown.assoc(kw(99), Value::Nil);
+        assert!(matches!(hashed.repr, Repr::Flat(_)));
+        assert_eq!(
+            (grown.len(), hashed.len()),
+            (ARRAY_MAP_LIMIT, ARRAY_MAP_LIMIT + 1)
+        );
+        // A shaped map of more keys than an array map holds becomes a
+        // hash map when a key is added; one within the limit an array map.
+        let wide: Vec<Value> = (0..SHAPED_LIMIT).map(kw).collect();
+        let values: Vec<Value> = (0..SHAPED_LIMIT as i64).map(Value::Int).collect();
+        let shaped = Map::from_shape(Shape::new(wide), values);
+        let added = shaped.assoc(kw(99), Value::Nil);
+        assert!(matches!(added.repr, Repr::Flat(_)));
+        assert_eq!(added.len(), SHAPED_LIMIT + 1);
+        assert_eq!(added.get(&kw(15)), Some(&Value::Int(15)));
+        let narrow = Map::from_shape(Shape::new(vec![kw(0)]), vec![Value::Int(0)]);
+        let added = narrow.assoc(kw(1), Value::Int(1));
+        assert!(matches!(added.repr, Repr::Array(_)));
+        assert_eq!(keys(&added), ":k0 :k1");
     }
 
     #[test]
