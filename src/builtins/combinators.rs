@@ -202,7 +202,7 @@ fn where_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Keyword(x), Value::Keyword(y)) => x == y,
         (Value::Keyword(k), s) | (s, Value::Keyword(k)) if s.is_str() => {
-            s.as_str() == Some(k.as_str())
+            s.str_bytes() == Some(k.as_bytes())
         }
         _ => a == b,
     }

@@ -23,7 +23,10 @@ pub fn compare(a: &Value, b: &Value) -> Result<Ordering, String> {
         (Str(x), Str(y)) | (Keyword(x), Keyword(y)) | (Symbol(x), Symbol(y)) => {
             x.as_str().cmp(y.as_str())
         }
-        (Str(_) | ShortStr(_), Str(_) | ShortStr(_)) => a.as_str().cmp(&b.as_str()),
+        // UTF-8 orders as its code points do: the bytes suffice.
+        (ShortStr(x), ShortStr(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Str(x), ShortStr(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (ShortStr(x), Str(y)) => x.as_bytes().cmp(y.as_bytes()),
         (Bool(x), Bool(y)) => x.cmp(y),
         (Vector(x) | List(x), Vector(y) | List(y)) => match x.len().cmp(&y.len()) {
             Ordering::Equal => {

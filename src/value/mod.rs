@@ -236,6 +236,17 @@ impl Value {
         }
     }
 
+    /// The bytes of a string's text, in either form, without the UTF-8
+    /// check [`Value::as_str`] makes of a short one.
+    #[inline]
+    pub fn str_bytes(&self) -> Option<&[u8]> {
+        match self {
+            Value::ShortStr(s) => Some(s.as_bytes()),
+            Value::Str(s) => Some(s.as_bytes()),
+            _ => None,
+        }
+    }
+
     /// The text of a string (either form) or the name of a keyword.
     #[inline]
     pub fn as_name(&self) -> Option<&str> {
@@ -486,9 +497,12 @@ impl Value {
                 state.write_u8(4);
                 s.as_str().hash(state)
             }
+            // Exactly what `str::hash` writes (stable hashers cannot
+            // change `write_str`), without checking the bytes as UTF-8.
             ShortStr(s) => {
                 state.write_u8(4);
-                s.as_str().hash(state)
+                state.write(s.as_bytes());
+                state.write_u8(0xff);
             }
             Keyword(s) => {
                 state.write_u8(5);

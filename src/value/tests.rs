@@ -160,5 +160,14 @@ fn short_strings_are_inline_and_equal_to_the_shared_form() {
         ),
         Ok(std::cmp::Ordering::Greater)
     );
+    // Compared by their bytes, strings still order by code point.
+    assert_eq!(
+        compare(&Value::str("é"), &Value::str("z")),
+        Ok(std::cmp::Ordering::Greater)
+    );
+    assert_eq!(
+        compare(&Value::str("ab"), &Value::str("abc")),
+        Ok(std::cmp::Ordering::Less)
+    );
     assert_ne!(Value::str("a"), Value::keyword("a"));
 }
