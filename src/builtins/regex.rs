@@ -121,13 +121,9 @@ const COMPILED_SIZE_LIMIT: usize = 2 << 20;
 
 /// The error for a pattern fancy-regex refused, named as written.
 fn compile_error(source: &str, e: fancy_regex::Error) -> Error {
-    let over_size = match &e {
-        fancy_regex::Error::CompileError(inner) => match inner.as_ref() {
-            fancy_regex::CompileError::InnerError(build) => build.size_limit().is_some(),
-            _ => false,
-        },
-        _ => false,
-    };
+    let over_size = matches!(&e, fancy_regex::Error::CompileError(inner)
+        if matches!(inner.as_ref(), fancy_regex::CompileError::InnerError(build)
+            if build.size_limit().is_some()));
     if !over_size {
         return Error::execution(format!("Invalid regex `{source}`: {e}"));
     }

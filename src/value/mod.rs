@@ -44,7 +44,8 @@ pub use vector::Vector;
 /// same on every run.
 pub type FixedState = foldhash::fast::FixedState;
 
-/// A PTC-Lisp value. Sixteen bytes; clones are reference-count bumps.
+/// A PTC-Lisp value. Sixteen bytes; a clone copies a scalar or a short
+/// string and bumps the reference count of anything else.
 #[derive(Clone, Debug, Default)]
 pub enum Value {
     #[default]
