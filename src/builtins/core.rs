@@ -64,7 +64,6 @@ impl std::ops::Deref for Items<'_> {
     }
 }
 
-/// A one-character string.
 /// The character of a one-character string, else `None`.
 pub(crate) fn single_char(v: &Value) -> Option<char> {
     let mut chars = v.as_str()?.chars();

@@ -225,10 +225,10 @@ fn float(arg: &Value, directive: &str) -> Result<f64, Error> {
 }
 
 fn character(arg: &Value, directive: &str) -> Result<char, Error> {
+    if let Some(c) = super::core::single_char(arg) {
+        return Ok(c);
+    }
     match arg {
-        Value::Str(_) | Value::ShortStr(_) if super::core::single_char(arg).is_some() => {
-            Ok(super::core::single_char(arg).unwrap_or(' '))
-        }
         Value::Int(n) => u32::try_from(*n)
             .ok()
             .and_then(char::from_u32)

@@ -60,8 +60,8 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// one-character string is accepted (characters are one-character
 /// strings), a longer one is not.
 fn split_on_string(s: &str, separator: &Value, cap: Option<usize>) -> Result<Vec<Value>, Error> {
-    let sep = separator.as_str().unwrap_or_default();
-    let mut chars = sep.chars();
+    let text = separator.as_str().unwrap_or_default();
+    let mut chars = text.chars();
     let Some(sep) = chars.next() else {
         return Ok(split_chars(s, cap));
     };
@@ -70,7 +70,7 @@ fn split_on_string(s: &str, separator: &Value, cap: Option<usize>) -> Result<Vec
             type_error("split", "a regex or a one-character separator", separator).with_hint(
                 format!(
                     "a separator of several characters must be a regex: `(split s #\"{}\")`",
-                    regex_literal(separator.as_str().unwrap_or_default())
+                    regex_literal(text)
                 ),
             ),
         );

@@ -305,10 +305,7 @@ impl From<&str> for Value {
 
 impl From<String> for Value {
     fn from(s: String) -> Self {
-        match ShortStr::new(&s) {
-            Some(short) => Value::ShortStr(short),
-            None => Value::Str(ArcStr::from(s)),
-        }
+        Value::str(&s)
     }
 }
 
