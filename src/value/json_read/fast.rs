@@ -110,6 +110,10 @@ impl<'t> Scan<'t> {
         }
     }
 
+    /// Any value. Inlined into the loops of [`Scan::object`] and
+    /// [`Scan::array`], so that only containers recurse: a scalar does
+    /// not pass back through one more call's return slot.
+    #[inline(always)]
     fn value(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         match self.peek()? {
             b'{' => self.object(reader),
@@ -143,6 +147,7 @@ impl<'t> Scan<'t> {
         (self.depth <= MAX_DEPTH).then_some(())
     }
 
+    #[inline(never)]
     fn array(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         self.enter()?;
         let mut items = Vec::new();
@@ -166,6 +171,7 @@ impl<'t> Scan<'t> {
 
     /// An object, its keys interned and its key list shared as serde's
     /// path does it (`Node::visit_map`).
+    #[inline(never)]
     fn object(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         self.enter()?;
         let mut fields = Fields::new(reader);
