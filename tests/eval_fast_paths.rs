@@ -3,7 +3,7 @@
 //! slots, self calls of named functions, return values recorded cheaply,
 //! map literals with constant keys built on a key list made once, and
 //! lookups with a constant key (`(:k m)`, `(get m :k)`) made without a
-//! call.
+//! call, and parameters read where the caller keeps the arguments.
 
 use ptc_lisp::error::ErrorKind;
 use ptc_lisp::eval::{self, Globals, NoHost, Program, RunOptions};
@@ -148,6 +148,60 @@ fn named_functions_call_themselves_and_are_values() {
     assert_eval!("(defn a [x] (let [a inc] (a x))) (a 1)", "2");
     let e = error_of("(defn d [n] (d (inc n))) (d 0)");
     assert_eq!(e.kind(), ErrorKind::DepthLimit);
+}
+
+#[test]
+fn parameters_read_from_the_arguments_behave_as_bound_ones() {
+    let cases = [
+        // Shadowed by a `let`, and shadowing the function's own name.
+        ("((fn [x] (let [x (inc x)] [x (* x 10)])) 1)", "[2 20]"),
+        ("((fn f [f] (inc f)) 5)", "6"),
+        ("((fn f [x] (let [f (fn [y] (* y 3))] (f x))) 5)", "15"),
+        // `recur` into the function: each round's values are the
+        // arguments of the next, with patterns bound again.
+        (
+            "((fn [n acc] (if (zero? n) acc (recur (dec n) (+ acc n)))) 100 0)",
+            "5050",
+        ),
+        (
+            "((fn [[a b] n] (if (zero? n) [a b] (recur [b (+ a b)] (dec n)))) [0 1] 10)",
+            "[55 89]",
+        ),
+        (
+            "((fn [n {:keys [k]}] (if (pos? n) (recur (dec n) {:k (conj k n)}) k)) 3 {:k []})",
+            "[3 2 1]",
+        ),
+        // A `loop` inside reads the parameter while it rebinds its own.
+        (
+            "((fn [n] (loop [i 0 acc 0] (if (< i n) (recur (inc i) (+ acc i)) acc))) 5)",
+            "10",
+        ),
+        // Captured by closures, one and two levels down, and kept after
+        // the call returned.
+        (
+            "(let [adders (map (fn [n] (fn [x] (+ x n))) [1 2 3])] (map #(% 10) adders))",
+            "[11 12 13]",
+        ),
+        ("((((fn [a] (fn [] (fn [] a))) 7)))", "7"),
+        ("(map (fn [x] (pmap #(+ x %) [1 2])) [10 20])", "[[11 12] [21 22]]"),
+        // Lookups on a parameter, a capture and a local.
+        (
+            "(map (fn [m] [(:a m) (get m :b) (:c m :none)]) [{:a 1 :b 2}])",
+            "[[1 2 :none]]",
+        ),
+        ("((fn [m] ((fn [] (:a m)))) {:a 4})", "4"),
+        // The arguments are values: changing a copy leaves them alone.
+        ("(let [v [1 2]] ((fn [x] [(conj x 3) x]) v))", "[[1 2 3] [1 2]]"),
+        // A rest parameter still binds all in the frame.
+        ("((fn [a & more] [a more]) 1 2 3)", "[1 [2 3]]"),
+        ("(defn g ([x] (g x 1)) ([x y] (+ x y)) ([x y & z] (apply + x y z))) [(g 4) (g 1 2 3 4)]", "[5 10]"),
+        // Destructured and plain parameters side by side.
+        ("((fn [[_ b] c {:keys [d]}] [b c d]) [1 2] 3 {:d 4})", "[2 3 4]"),
+    ];
+    for (src, expected) in cases {
+        assert_eval!(src, expected);
+    }
+    assert_fails!("((fn [x y] x) 1)", "got 1");
 }
 
 fn run(src: &str) -> eval::RunOutput {

@@ -15,6 +15,9 @@ pub(crate) enum Expr {
     Const(Value),
     /// A slot of the current call frame.
     Local(u32),
+    /// A parameter of the current call, read where the caller keeps its
+    /// arguments (see [`Arity::params`]): no copy into the frame.
+    Arg(u32),
     /// A value captured by the current closure.
     Capture(u32),
     /// A user definition, resolved at run time (with the `tool/` and
@@ -205,11 +208,17 @@ pub(crate) struct Lambda {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum CaptureFrom {
     Local(u32),
+    Arg(u32),
     Capture(u32),
 }
 
 #[derive(Debug)]
 pub(crate) struct Arity {
+    /// One pattern per fixed parameter. Without a rest parameter, a
+    /// parameter that is a plain name is [`Pattern::Arg`]: the body reads
+    /// it from the call's arguments ([`Expr::Arg`]), so a call copies
+    /// nothing into its frame for it (no reference count is raised and
+    /// dropped per call). Patterns are destructured into the frame.
     pub params: Vec<Pattern>,
     pub rest: Option<Pattern>,
     /// Slot that holds the function itself, for named `fn`s.

@@ -72,16 +72,20 @@ struct Frame<'a> {
     callee: &'a Callee<'a>,
 }
 
-/// What runs in a frame: the values it captured and, for a closure (not
-/// the program itself), the closure, for calls of a named `fn` by its
-/// own name.
+/// What runs in a frame: the call's arguments, the values it captured
+/// and, for a closure (not the program itself), the closure, for calls of
+/// a named `fn` by its own name.
+#[derive(Clone, Copy)]
 struct Callee<'a> {
+    /// Where the caller keeps the arguments, read by `Expr::Arg`.
+    args: &'a [Value],
     captures: &'a [Value],
     closure: Option<(&'a Arc<Function>, &'a ClosureCode)>,
 }
 
 /// The callee of the program's own frame.
 const PROGRAM: Callee<'static> = Callee {
+    args: &[],
     captures: &[],
     closure: None,
 };
@@ -453,6 +457,7 @@ impl<'h> Interp<'h> {
     fn eval(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
         match expr {
             Expr::Local(slot) => return Ok(dup(&self.stack[f.base + *slot as usize])),
+            Expr::Arg(i) => return Ok(dup(&f.callee.args[*i as usize])),
             Expr::Const(v) => return Ok(dup(v)),
             Expr::Capture(i) => return Ok(dup(&f.callee.captures[*i as usize])),
             _ => {}
@@ -471,6 +476,7 @@ impl<'h> Interp<'h> {
         match expr {
             Expr::Const(v) => Ok(dup(v)),
             Expr::Local(slot) => Ok(dup(&self.stack[f.base + *slot as usize])),
+            Expr::Arg(i) => Ok(dup(&f.callee.args[*i as usize])),
             Expr::Capture(i) => Ok(dup(&f.callee.captures[*i as usize])),
             Expr::Global(g) => match g.builtin {
                 // A shadowed builtin, while no definition exists.
@@ -760,17 +766,18 @@ impl<'h> Interp<'h> {
 
     /// A lookup with a constant key: the key's value in the target, or
     /// the default (evaluated, as a call's argument is, whether or not it
-    /// is needed). A local target is read where it is, not copied.
+    /// is needed). A local, parameter or captured target is read where it
+    /// is, not copied.
     #[inline(never)]
     fn eval_get(&mut self, get: &super::expr::Get, f: Frame<'_>) -> EvalResult {
-        let found = match &get.target {
-            Expr::Local(slot) => {
-                let target = &self.stack[f.base + *slot as usize];
-                match &get.default {
-                    None => builtins::get_found(target, &get.key),
-                    Some(_) => None,
-                }
-            }
+        let target = match &get.target {
+            Expr::Local(slot) => Some(&self.stack[f.base + *slot as usize]),
+            Expr::Arg(i) => Some(&f.callee.args[*i as usize]),
+            Expr::Capture(i) => Some(&f.callee.captures[*i as usize]),
+            _ => None,
+        };
+        let found = match (target, &get.default) {
+            (Some(target), None) => builtins::get_found(target, &get.key),
             _ => None,
         };
         if let Some(v) = found {
@@ -1021,6 +1028,7 @@ impl<'h> Interp<'h> {
             .iter()
             .map(|c| match c {
                 CaptureFrom::Local(s) => self.stack[f.base + *s as usize].clone(),
+                CaptureFrom::Arg(i) => f.callee.args[*i as usize].clone(),
                 CaptureFrom::Capture(i) => f.callee.captures[*i as usize].clone(),
             })
             .collect();
@@ -1054,6 +1062,8 @@ impl<'h> Interp<'h> {
             Pattern::Bind(slot) => {
                 self.stack[f.base + *slot as usize] = value;
             }
+            // Only ever a parameter: its value stays with the caller.
+            Pattern::Arg => {}
             Pattern::Seq { items, rest, all } => {
                 // A vector is read in place, not copied first.
                 let seq = builtins::seq_view(&value, "destructuring")?;
@@ -1239,6 +1249,7 @@ impl<'h> Interp<'h> {
         self.stack
             .resize_with(base + arity.frame_size as usize, || Value::Nil);
         let callee = Callee {
+            args,
             captures: &code.captured,
             closure: Some((function, code)),
         };
@@ -1294,9 +1305,11 @@ impl<'h> Interp<'h> {
             self.stack[f.base + slot as usize] = Value::Fn(function.clone());
         }
         if arity.rest.is_none() {
-            // `accepts` matched the count.
+            // `accepts` matched the count; plain names are read from `args`.
             for (p, a) in arity.params.iter().zip(args) {
-                self.bind(p, dup(a), f)?;
+                if !matches!(p, Pattern::Arg) {
+                    self.bind(p, dup(a), f)?;
+                }
             }
         } else {
             self.bind_params(arity, args.iter().cloned(), args.len(), f)?;
@@ -1318,6 +1331,9 @@ impl<'h> Interp<'h> {
             if !self.recur_values.is_empty() {
                 // `recur` passes the rest parameter as one value.
                 let values = std::mem::take(&mut self.recur_values);
+                if arity.params.iter().any(|p| matches!(p, Pattern::Arg)) {
+                    return self.recur_with_args(arity, values, f);
+                }
                 self.bind_recur(arity, values, f)?;
             }
             match self.eval(&arity.body, f) {
@@ -1348,6 +1364,39 @@ impl<'h> Interp<'h> {
             self.bind(rest, v, f)?;
         }
         Ok(())
+    }
+
+    /// The body of `arity`, whose parameters are read from the arguments
+    /// (`Pattern::Arg`), again for each `recur`: the values of each
+    /// `recur` are the arguments of the next round.
+    #[inline(never)]
+    fn recur_with_args(
+        &mut self,
+        arity: &Arity,
+        mut values: SmallVec<[Value; 4]>,
+        f: Frame<'_>,
+    ) -> EvalResult {
+        loop {
+            let callee = Callee {
+                args: &values,
+                ..*f.callee
+            };
+            let frame = Frame {
+                base: f.base,
+                callee: &callee,
+            };
+            for (p, a) in arity.params.iter().zip(values.iter()) {
+                if !matches!(p, Pattern::Arg) {
+                    self.bind(p, dup(a), frame)?;
+                }
+            }
+            match self.eval(&arity.body, frame) {
+                Err(Flow::Recur) => {}
+                other => return other,
+            }
+            self.tick()?;
+            values = std::mem::take(&mut self.recur_values);
+        }
     }
 
     fn bind_recur(

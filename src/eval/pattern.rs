@@ -8,6 +8,9 @@ use super::expr::Expr;
 pub(crate) enum Pattern {
     /// Bind the whole value to a slot.
     Bind(u32),
+    /// A plain-name parameter read from the call's arguments, where the
+    /// caller keeps them (see `Arity::params`): nothing to bind.
+    Arg,
     /// `[a b & rest :as all]`.
     Seq {
         items: Vec<Pattern>,

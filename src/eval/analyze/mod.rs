@@ -149,7 +149,7 @@ fn collect_definitions(forms: &[Form], found: &mut dyn FnMut(&str)) {
 #[derive(Default)]
 struct FnScope {
     /// Visible locals, innermost last.
-    locals: Vec<(ArcStr, u32)>,
+    locals: Vec<(ArcStr, Place)>,
     next_slot: u32,
     frame_size: u32,
     captures: Vec<(ArcStr, CaptureFrom)>,
@@ -168,8 +168,8 @@ struct FnScope {
 pub(super) struct RecurTarget {
     /// Number of values `recur` must pass.
     pub arity: usize,
-    /// The frame slot of each value when every binding is a plain name:
-    /// `recur` then stores its values there itself.
+    /// The frame slot of each value when every binding is a plain name
+    /// kept in the frame: `recur` then stores its values there itself.
     pub slots: Option<Vec<u32>>,
 }
 
@@ -190,7 +190,17 @@ impl RecurTarget {
 
 enum LocalRef {
     Local(u32),
+    Arg(u32),
     Capture(u32),
+}
+
+/// Where a local of the current frame lives.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    /// A slot of the frame.
+    Slot(u32),
+    /// A parameter, read from the call's arguments (`Expr::Arg`).
+    Arg(u32),
 }
 
 impl Analyzer {
@@ -235,8 +245,27 @@ impl Analyzer {
         let slot = scope.next_slot;
         scope.next_slot += 1;
         scope.frame_size = scope.frame_size.max(scope.next_slot);
-        scope.locals.push((ArcStr::from(name), slot));
+        scope.locals.push((ArcStr::from(name), Place::Slot(slot)));
         slot
+    }
+
+    /// Declare fixed parameter `index` of a `fn` arity: a plain name when
+    /// the arity has no rest parameter is read from the call's arguments
+    /// ([`Pattern::Arg`]); anything else is a pattern bound in the frame.
+    fn parameter(&mut self, form: &Form, index: usize, direct: bool) -> Result<Pattern> {
+        match &form.kind {
+            FormKind::Symbol(name) if direct && !(name.contains('/') && name != "/") => {
+                let index = u32::try_from(index).map_err(|_| {
+                    Error::validation("A function cannot have that many parameters")
+                })?;
+                let scope = self.scope();
+                scope
+                    .locals
+                    .push((ArcStr::from(name.as_str()), Place::Arg(index)));
+                Ok(Pattern::Arg)
+            }
+            _ => self.pattern(form),
+        }
     }
 
     /// Remember how many locals are visible, to drop those declared after.
@@ -258,11 +287,16 @@ impl Analyzer {
 
     fn lookup_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
         let scope = &mut self.scopes[depth];
-        if let Some(&(_, slot)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
-            if scope.self_slot == Some(slot) {
-                scope.self_used = true;
-            }
-            return Some(LocalRef::Local(slot));
+        if let Some(&(_, place)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
+            return Some(match place {
+                Place::Slot(slot) => {
+                    if scope.self_slot == Some(slot) {
+                        scope.self_used = true;
+                    }
+                    LocalRef::Local(slot)
+                }
+                Place::Arg(index) => LocalRef::Arg(index),
+            });
         }
         if let Some(i) = scope.captures.iter().position(|(n, _)| n == name) {
             return Some(LocalRef::Capture(i as u32));
@@ -272,6 +306,7 @@ impl Analyzer {
         }
         let from = match self.lookup_in(depth - 1, name)? {
             LocalRef::Local(s) => CaptureFrom::Local(s),
+            LocalRef::Arg(i) => CaptureFrom::Arg(i),
             LocalRef::Capture(i) => CaptureFrom::Capture(i),
         };
         let captures = &mut self.scopes[depth].captures;
@@ -364,6 +399,7 @@ impl Analyzer {
         if let Some(local) = self.lookup(name) {
             return Ok(match local {
                 LocalRef::Local(s) => Expr::Local(s),
+                LocalRef::Arg(i) => Expr::Arg(i),
                 LocalRef::Capture(i) => Expr::Capture(i),
             });
         }
@@ -556,8 +592,8 @@ impl Analyzer {
                 .iter()
                 .rev()
                 .find(|(n, _)| n.as_str() == name)
-                .map(|(_, slot)| *slot)
-                == scope.self_slot
+                .map(|(_, place)| *place)
+                == scope.self_slot.map(Place::Slot)
     }
 
     fn list(&mut self, head: &Form, args: &[Form], form: &Form, tail: bool) -> Result<Expr> {
@@ -736,9 +772,10 @@ impl Analyzer {
                 scope.self_used = false;
             }
             let (fixed, rest) = destructure::split_rest(params, "parameter vector")?;
+            let direct = rest.is_none();
             let mut patterns = Vec::with_capacity(fixed.len());
-            for p in fixed {
-                patterns.push(self.pattern(p)?);
+            for (i, p) in fixed.iter().enumerate() {
+                patterns.push(self.parameter(p, i, direct)?);
             }
             let rest = rest.map(|r| self.pattern(r)).transpose()?;
             let target = RecurTarget::of(patterns.iter().chain(rest.as_ref()));
