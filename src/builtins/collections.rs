@@ -873,18 +873,16 @@ fn not_any(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// `contains?` checks keys of maps and sets, and (as the specification
 /// extends it) elements of vectors and lists.
 fn contains(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::Bool(match &args[0] {
-        Value::Map(m) => m.contains_key(&args[1]),
-        Value::Set(s) => s.contains(&args[1]),
-        Value::Vector(v) | Value::List(v) => v.iter().any(|x| *x == args[1]),
-        Value::Str(_) | Value::ShortStr(_) => match &args[1] {
-            Value::Int(i) => {
-                *i >= 0 && (*i as usize) < args[0].as_str().unwrap_or_default().chars().count()
-            }
+    Ok(Value::Bool(match (&args[0], args[0].as_str()) {
+        (Value::Map(m), _) => m.contains_key(&args[1]),
+        (Value::Set(s), _) => s.contains(&args[1]),
+        (Value::Vector(v) | Value::List(v), _) => v.iter().any(|x| *x == args[1]),
+        (_, Some(text)) => match &args[1] {
+            Value::Int(i) => *i >= 0 && (*i as usize) < text.chars().count(),
             _ => false,
         },
-        Value::Nil => false,
-        other => return Err(type_error("contains?", "a collection", other).into()),
+        (Value::Nil, _) => false,
+        (other, _) => return Err(type_error("contains?", "a collection", other).into()),
     }))
 }
 

@@ -241,18 +241,15 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
                 _ => o != Ordering::Greater,
             }
         }
-        "includes" => match field {
-            Value::Str(_) | Value::ShortStr(_) => {
-                let text = field.as_str().unwrap_or_default();
-                coerce(operand)
-                    .as_str()
-                    .is_some_and(|sub| text.contains(sub))
-            }
-            Value::Vector(items) | Value::List(items) => {
+        "includes" => match (field, field.as_str()) {
+            (_, Some(text)) => coerce(operand)
+                .as_str()
+                .is_some_and(|sub| text.contains(sub)),
+            (Value::Vector(items) | Value::List(items), _) => {
                 let target = coerce(operand);
                 items.iter().any(|x| coerce(x) == target)
             }
-            Value::Set(items) => {
+            (Value::Set(items), _) => {
                 let target = coerce(operand);
                 items.iter().any(|x| coerce(x) == target)
             }

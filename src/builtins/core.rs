@@ -12,6 +12,9 @@ use super::{Registry, MANY};
 /// `[key value]` vectors), strings (as one-character strings) and nil
 /// (empty). `who` names the function for the error message.
 pub(crate) fn seq_items(v: &Value, who: &str) -> Result<Vec<Value>, Error> {
+    if let Some(text) = v.as_str() {
+        return Ok(text.chars().map(Value::char).collect());
+    }
     Ok(match v {
         Value::Nil => Vec::new(),
         Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
@@ -19,12 +22,6 @@ pub(crate) fn seq_items(v: &Value, who: &str) -> Result<Vec<Value>, Error> {
         Value::Map(m) => m
             .iter()
             .map(|(k, v)| Value::vector([k.clone(), v.clone()]))
-            .collect(),
-        Value::Str(_) | Value::ShortStr(_) => v
-            .as_str()
-            .unwrap_or_default()
-            .chars()
-            .map(Value::char)
             .collect(),
         other => {
             return Err(Error::type_error(format!(
@@ -83,10 +80,10 @@ pub(crate) fn get_found(coll: &Value, key: &Value) -> Option<Value> {
     match get_ref(coll, key) {
         Ok(found) => found.cloned(),
         // A string's character is a new value.
-        Err(NeedsCopy) => match (coll, key) {
-            (Value::Str(_) | Value::ShortStr(_), Value::Int(i)) => usize::try_from(*i)
+        Err(NeedsCopy) => match (coll.as_str(), key) {
+            (Some(text), Value::Int(i)) => usize::try_from(*i)
                 .ok()
-                .and_then(|i| coll.as_str().unwrap_or_default().chars().nth(i))
+                .and_then(|i| text.chars().nth(i))
                 .map(Value::char),
             _ => None,
         },
@@ -308,11 +305,9 @@ fn pcalls(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// `(data "first name")`: the input value of a key that is not a symbol
 /// (`data/first name` cannot be written); also takes a keyword.
 fn data(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    match &args[0] {
-        Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_) => {
-            interp.data(args[0].as_name().unwrap_or_default())
-        }
-        other => Err(type_error("data", "the name of an input value (a string)", other).into()),
+    match args[0].as_name() {
+        Some(name) => interp.data(name),
+        None => Err(type_error("data", "the name of an input value (a string)", &args[0]).into()),
     }
 }
 

@@ -276,16 +276,15 @@ fn local_date(who: &str, v: &Value) -> Result<i64, Error> {
 }
 
 fn new_date(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    match args.first() {
-        None => Ok(Value::Int(now_ms())),
-        Some(Value::Int(ms)) => Ok(Value::Int(*ms)),
-        Some(text @ (Value::Str(_) | Value::ShortStr(_))) => {
-            let s = text.as_str().unwrap_or_default();
+    match (args.first(), args.first().and_then(Value::as_str)) {
+        (None, _) => Ok(Value::Int(now_ms())),
+        (Some(Value::Int(ms)), _) => Ok(Value::Int(*ms)),
+        (_, Some(s)) => {
             Ok(Value::Int(parse_date_text(s).ok_or_else(|| {
                 unparsable("java.util.Date.", s, "a date")
             })?))
         }
-        Some(other) => {
+        (Some(other), _) => {
             Err(type_error("java.util.Date.", "epoch milliseconds or date text", other).into())
         }
     }

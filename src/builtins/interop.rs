@@ -186,12 +186,10 @@ fn ends_with(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// are dropped unless a limit says otherwise.
 fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     receiver(".split", &args[0])?;
-    let regex = match &args[1] {
-        Value::Str(_) | Value::ShortStr(_) => {
-            super::compile_regex(args[1].as_str().unwrap_or_default())?
-        }
-        Value::Regex(_) => args[1].clone(),
-        other => return Err(type_error(".split", "a regex string", other).into()),
+    let regex = match (&args[1], args[1].as_str()) {
+        (_, Some(pattern)) => super::compile_regex(pattern)?,
+        (Value::Regex(_), _) => args[1].clone(),
+        (other, _) => return Err(type_error(".split", "a regex string", other).into()),
     };
     let mut call = vec![args[0].clone(), regex];
     call.extend(args.get(2).cloned());

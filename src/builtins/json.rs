@@ -177,10 +177,10 @@ fn described(v: &Value) -> String {
 }
 
 fn json_key(k: &Value) -> Result<String, Error> {
+    if let Some(name) = k.as_name() {
+        return Ok(name.to_string());
+    }
     match k {
-        Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_) => {
-            Ok(k.as_name().unwrap_or_default().to_string())
-        }
         Value::Int(n) => Ok(n.to_string()),
         other => Err(Error::type_error(format!(
             "`json/generate-string` cannot use {} as a JSON object key",

@@ -38,11 +38,13 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         None => 0,
     };
     let cap = usize::try_from(limit).ok().filter(|&n| n > 0);
-    let mut parts: Vec<Value> = match (&args[1], cap) {
-        (Value::Str(_) | Value::ShortStr(_), cap) => split_on_string(s, &args[1], cap)?,
-        (Value::Regex(r), None) => super::regex::split(r, s, limit < 0)?,
-        (Value::Regex(r), Some(n)) => super::regex::splitn(r, s, n)?,
-        (other, _) => return Err(type_error("split", "a string or regex separator", other).into()),
+    let mut parts: Vec<Value> = match (&args[1], args[1].as_str(), cap) {
+        (separator, Some(text), cap) => split_on_string(s, text, separator, cap)?,
+        (Value::Regex(r), _, None) => super::regex::split(r, s, limit < 0)?,
+        (Value::Regex(r), _, Some(n)) => super::regex::splitn(r, s, n)?,
+        (other, _, _) => {
+            return Err(type_error("split", "a string or regex separator", other).into())
+        }
     };
     // As in Java, a string with no separator in it stays whole (even when
     // empty); otherwise every trailing empty part goes.
@@ -54,13 +56,17 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     vector_result(interp, parts)
 }
 
-/// `s` split on the string `separator`: into characters when it is
-/// empty, else on its one character. The specification (current
-/// revision, §8.3) follows Clojure: the separator is a regex; a
-/// one-character string is accepted (characters are one-character
-/// strings), a longer one is not.
-fn split_on_string(s: &str, separator: &Value, cap: Option<usize>) -> Result<Vec<Value>, Error> {
-    let text = separator.as_str().unwrap_or_default();
+/// `s` split on the string `separator` (whose text is `text`): into
+/// characters when it is empty, else on its one character. The
+/// specification (current revision, §8.3) follows Clojure: the separator
+/// is a regex; a one-character string is accepted (characters are
+/// one-character strings), a longer one is not.
+fn split_on_string(
+    s: &str,
+    text: &str,
+    separator: &Value,
+    cap: Option<usize>,
+) -> Result<Vec<Value>, Error> {
     let mut chars = text.chars();
     let Some(sep) = chars.next() else {
         return Ok(split_chars(s, cap));
@@ -320,12 +326,12 @@ fn name(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// spaces, no operator characters, not empty). One leading colon is
 /// dropped (`(keyword ":a")` is `:a`).
 fn keyword(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    match &args[0] {
-        Value::Str(_) | Value::ShortStr(_) | Value::Symbol(_) => {
-            let s = match &args[0] {
-                Value::Symbol(s) => s.as_str(),
-                string => string.as_str().unwrap_or_default(),
-            };
+    let text = match &args[0] {
+        Value::Symbol(s) => Some(s.as_str()),
+        string => string.as_str(),
+    };
+    match (&args[0], text) {
+        (_, Some(s)) => {
             let name = s.strip_prefix(':').unwrap_or(s);
             let mut chars = name.chars();
             let valid = chars.next().is_some_and(char::is_alphabetic)
@@ -340,9 +346,9 @@ fn keyword(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             }
             Ok(Value::Keyword(ArcStr::from(name)))
         }
-        Value::Keyword(_) => Ok(args[0].clone()),
-        Value::Nil => Ok(Value::Nil),
-        other => Err(type_error("keyword", "a string", other).into()),
+        (Value::Keyword(_), _) => Ok(args[0].clone()),
+        (Value::Nil, _) => Ok(Value::Nil),
+        (other, _) => Err(type_error("keyword", "a string", other).into()),
     }
 }
 

@@ -169,14 +169,11 @@ pub(super) fn result_text(value: &Value, width: Option<usize>) -> (String, Optio
         return (shown.text, None);
     };
     // `*1` is this value: the note names it so the user can look closer.
-    let of = match value {
-        Value::Str(_) | Value::ShortStr(_) => format!(
-            "{count} of {} characters",
-            value.as_str().unwrap_or_default().chars().count()
-        ),
-        Value::Vector(v) | Value::List(v) => format!("{count} of {} items", v.len()),
-        Value::Map(m) => format!("{count} of {} entries", m.len()),
-        Value::Set(s) => format!("{count} of {} items", s.len()),
+    let of = match (value, value.as_str()) {
+        (_, Some(text)) => format!("{count} of {} characters", text.chars().count()),
+        (Value::Vector(v) | Value::List(v), _) => format!("{count} of {} items", v.len()),
+        (Value::Map(m), _) => format!("{count} of {} entries", m.len()),
+        (Value::Set(s), _) => format!("{count} of {} items", s.len()),
         _ => "part".to_string(),
     };
     let note =

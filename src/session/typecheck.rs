@@ -177,18 +177,17 @@ pub(crate) fn describe(value: &Value) -> String {
         },
     );
     // The wording of cut collections in the model's view.
-    let size = match (shown.shown, value) {
-        (None, _) => String::new(),
-        (Some(m), Value::Vector(v) | Value::List(v)) => {
+    let size = match (shown.shown, value, value.as_str()) {
+        (None, _, _) => String::new(),
+        (Some(m), _, Some(text)) => {
+            format!(" (first {m} of {} characters)", text.chars().count())
+        }
+        (Some(m), Value::Vector(v) | Value::List(v), _) => {
             format!(" (first {m} of {} items)", v.len())
         }
-        (Some(m), Value::Set(s)) => format!(" (first {m} of {} items)", s.len()),
-        (Some(m), Value::Map(map)) => format!(" (first {m} of {} items)", map.len()),
-        (Some(m), Value::Str(_) | Value::ShortStr(_)) => format!(
-            " (first {m} of {} characters)",
-            value.as_str().unwrap_or_default().chars().count()
-        ),
-        (Some(_), _) => String::new(),
+        (Some(m), Value::Set(s), _) => format!(" (first {m} of {} items)", s.len()),
+        (Some(m), Value::Map(map), _) => format!(" (first {m} of {} items)", map.len()),
+        (Some(_), _, _) => String::new(),
     };
     format!("{} {}{size}", value.type_name(), shown.text)
 }
