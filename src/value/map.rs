@@ -325,15 +325,7 @@ impl Map {
         let repr = match &self.repr {
             Repr::Shaped(shape, values) => match shape.position(&key) {
                 Some(i) => Repr::Shaped(shape.clone(), replaced(values, i, value).collect()),
-                None => {
-                    let mut entries = Vec::with_capacity(values.len() + 1);
-                    entries.extend(shape.keys.iter().cloned().zip(values.iter().cloned()));
-                    let mut m = Map {
-                        repr: Repr::Array(entries),
-                    };
-                    m.insert(key, value);
-                    return m;
-                }
+                None => return self.with_new_entry(key, value),
             },
             Repr::Array(entries) => match key_position(entries.iter().map(|(k, _)| k), &key) {
                 Some(i) => {
@@ -341,17 +333,7 @@ impl Map {
                     let values = entries.iter().map(|(_, v)| v);
                     Repr::Array(keys.zip(replaced(values, i, value)).collect())
                 }
-                None if entries.len() < ARRAY_MAP_LIMIT => {
-                    let mut grown = Vec::with_capacity(entries.len() + 1);
-                    grown.extend(entries.iter().cloned());
-                    grown.push((key, value));
-                    Repr::Array(grown)
-                }
-                None => {
-                    let mut m = self.clone();
-                    m.insert(key, value);
-                    return m;
-                }
+                None => return self.with_new_entry(key, value),
             },
             Repr::Flat(_) | Repr::Hash(_) => {
                 let mut m = self.clone();
@@ -360,6 +342,29 @@ impl Map {
             }
         };
         Map { repr }
+    }
+
+    /// A copy of this small map (a list or shaped) with `key`, which it
+    /// does not have, added: its entries copied once, straight into the
+    /// form the new size takes (the table `insert` would make past eight).
+    fn with_new_entry(&self, key: Value, value: Value) -> Map {
+        let n = self.len() + 1;
+        let entries = self
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .chain(std::iter::once((key, value)));
+        if n <= ARRAY_MAP_LIMIT {
+            let mut grown = Vec::with_capacity(n);
+            grown.extend(entries);
+            return Map {
+                repr: Repr::Array(grown),
+            };
+        }
+        let mut table = Table::with_capacity_and_hasher(2 * ARRAY_MAP_LIMIT, FixedState::default());
+        table.extend(entries);
+        Map {
+            repr: Repr::Flat(Flat::new(table)),
+        }
     }
 
     pub fn dissoc(&self, key: &Value) -> Map {
