@@ -2,6 +2,7 @@
 //! are no lazy sequences); maps and strings are seen as sequences of
 //! `[key value]` pairs and of one-character strings.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -9,7 +10,9 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{compare, FixedState, ItemState, Map, Value};
 
-use super::core::{expect_int, get, seq_items, seq_view, type_error, vector_result};
+use super::core::{
+    expect_int, get, get_ref, seq_items, seq_view, type_error, vector_result, NeedsCopy,
+};
 use super::{Registry, MANY};
 
 fn count(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -520,9 +523,25 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 /// Apply a key function; keywords and strings use flexible map lookup.
 pub(crate) fn key_of(interp: &mut Interp<'_>, keyfn: &Value, item: &Value) -> EvalResult {
+    key_ref(interp, keyfn, item).map(Cow::into_owned)
+}
+
+/// [`key_of`], with a keyword's or string's field read where it is (no
+/// copy, no reference count raised and dropped); a function's result is
+/// its own value.
+fn key_ref<'a>(
+    interp: &mut Interp<'_>,
+    keyfn: &'a Value,
+    item: &'a Value,
+) -> EvalResult<Cow<'a, Value>> {
     match keyfn {
-        Value::Keyword(_) | Value::Str(_) | Value::ShortStr(_) => Ok(get(item, keyfn, Value::Nil)),
-        f => interp.call(f, std::slice::from_ref(item)),
+        // A string item has no field under a keyword or string: nil, as
+        // `get` gives.
+        Value::Keyword(_) | Value::Str(_) | Value::ShortStr(_) => Ok(match get_ref(item, keyfn) {
+            Ok(Some(field)) => Cow::Borrowed(field),
+            Ok(None) | Err(NeedsCopy) => Cow::Owned(Value::Nil),
+        }),
+        f => interp.call(f, std::slice::from_ref(item)).map(Cow::Owned),
     }
 }
 
@@ -890,10 +909,11 @@ fn group_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
     let mut index: HashMap<Value, usize, FixedState> = HashMap::default();
     for item in seq_view(&args[1], "group-by")?.iter() {
-        let k = key_of(interp, &args[0], item)?;
-        match index.get(&k) {
+        let k = key_ref(interp, &args[0], item)?;
+        match index.get(k.as_ref()) {
             Some(&i) => groups[i].1.push(item.clone()),
             None => {
+                let k = k.into_owned();
                 index.insert(k.clone(), groups.len());
                 groups.push((k, vec![item.clone()]));
             }
@@ -935,12 +955,16 @@ fn numeric_fields(
     keyfn: &Value,
     coll: &Value,
 ) -> EvalResult<Vec<Value>> {
-    let mut out = Vec::new();
-    for item in seq_view(coll, who)?.iter() {
-        match key_of(interp, keyfn, item)? {
+    let items = seq_view(coll, who)?;
+    let mut out = Vec::with_capacity(items.len());
+    for item in items.iter() {
+        // Numbers are pushed as new values, not moved: a value just
+        // returned in memory is read in parts (see `Interp::eval`).
+        match key_ref(interp, keyfn, item)?.as_ref() {
             Value::Nil => {}
-            v @ (Value::Int(_) | Value::Float(_)) => out.push(v),
-            other => return Err(type_error(who, "numeric field values", &other).into()),
+            Value::Int(n) => out.push(Value::Int(*n)),
+            Value::Float(f) => out.push(Value::Float(*f)),
+            other => return Err(type_error(who, "numeric field values", other).into()),
         }
     }
     Ok(out)
@@ -1000,9 +1024,9 @@ fn extreme_by(interp: &mut Interp<'_>, who: &str, args: &[Value], want: Ordering
         [_, items @ ..] => items,
         [] => unreachable!("arity checked"),
     };
-    let mut best: Option<(Value, &Value)> = None;
+    let mut best: Option<(Cow<'_, Value>, &Value)> = None;
     for item in items {
-        let k = key_of(interp, &args[0], item)?;
+        let k = key_ref(interp, &args[0], item)?;
         if k.is_nil() {
             continue;
         }
