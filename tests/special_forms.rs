@@ -317,6 +317,20 @@ fn where_predicates() {
         "(count (filter (where :t includes \"ell\") [{:t \"hello\"} {:t \"x\"}]))",
         "1"
     );
+    // Keywords stand for their names on either side of `in` and
+    // `includes`, in vectors and sets, and for a string's substring.
+    assert_eval!(
+        "(map :id (filter (where :s in [:a \"b\"]) [{:id 1 :s \"a\"} {:id 2 :s :b} {:id 3 :s \"c\"} {:id 4 :s 1}]))",
+        "[1 2]"
+    );
+    assert_eval!(
+        "(map :id (filter (where :s in #{\"a\" :b}) [{:id 1 :s :a} {:id 2 :s \"b\"} {:id 3}]))",
+        "[1 2]"
+    );
+    assert_eval!(
+        "(map :id (filter (where :t includes :x) [{:id 1 :t [:x]} {:id 2 :t #{\"x\"}} {:id 3 :t \"axe\"} {:id 4 :t 5} {:id 5}]))",
+        "[1 2 3]"
+    );
     assert_eval!("(filter (where :x = nil) [{:x nil} {:x 1}])", "[{:x nil}]");
     assert_eval!(
         "(filter (where :age > 18) [{:age 20} {} {:age \"x\"}])",

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::eval::{arity_error, EvalResult, Interp};
 use crate::value::{compare, Function, FunctionKind, Value};
 
-use super::core::{expect_fn, get};
+use super::core::{expect_fn, get, get_ref, NeedsCopy};
 use super::{Registry, MANY};
 
 fn make(kind: FunctionKind) -> EvalResult {
@@ -181,14 +181,20 @@ pub(crate) fn call_combinator(
             let [item] = args else {
                 return Err(arity_error("A `where` predicate", args.len(), "1").into());
             };
-            let field = match path.as_slice() {
-                // One key: the item is read in place, not copied.
-                [k] => get(item, k, Value::Nil),
-                _ => path
-                    .iter()
-                    .fold(item.clone(), |cur, k| get(&cur, k, Value::Nil)),
+            let holds = match path.as_slice() {
+                // One key: the field is read in place, not copied.
+                [k] => match get_ref(item, k) {
+                    Ok(Some(field)) => where_holds(field, op, operand)?,
+                    Ok(None) | Err(NeedsCopy) => where_holds(&Value::Nil, op, operand)?,
+                },
+                _ => {
+                    let field = path
+                        .iter()
+                        .fold(item.clone(), |cur, k| get(&cur, k, Value::Nil));
+                    where_holds(&field, op, operand)?
+                }
             };
-            Ok(Value::Bool(where_holds(&field, op, operand)?))
+            Ok(Value::Bool(holds))
         }
         FunctionKind::Closure { .. } | FunctionKind::Tool(_) => {
             unreachable!("closures and tools are called by the evaluator")
@@ -196,8 +202,9 @@ pub(crate) fn call_combinator(
     }
 }
 
-/// `=` inside `where`: keywords compare as their names (spec §7.1), as
-/// [`coerce`] makes them, without copying either side.
+/// `=` inside `where` (also for `in` and a collection's `includes`):
+/// keywords compare as their names (spec §7.1), without copying either
+/// side.
 fn where_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Keyword(x), Value::Keyword(y)) => x == y,
@@ -205,14 +212,6 @@ fn where_equal(a: &Value, b: &Value) -> bool {
             s.str_bytes() == Some(k.as_bytes())
         }
         _ => a == b,
-    }
-}
-
-/// Keywords compare as their names inside `where` (spec §7.1).
-fn coerce(v: &Value) -> Value {
-    match v {
-        Value::Keyword(k) => Value::shared_str(k),
-        other => other.clone(),
     }
 }
 
@@ -242,34 +241,26 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
             }
         }
         "includes" => match (field, field.as_str()) {
-            (_, Some(text)) => coerce(operand)
-                .as_str()
-                .is_some_and(|sub| text.contains(sub)),
+            // A keyword operand stands for its name.
+            (_, Some(text)) => operand.as_name().is_some_and(|sub| text.contains(sub)),
             (Value::Vector(items) | Value::List(items), _) => {
-                let target = coerce(operand);
-                items.iter().any(|x| coerce(x) == target)
+                items.iter().any(|x| where_equal(x, operand))
             }
-            (Value::Set(items), _) => {
-                let target = coerce(operand);
-                items.iter().any(|x| coerce(x) == target)
-            }
+            (Value::Set(items), _) => items.iter().any(|x| where_equal(x, operand)),
             _ => false,
         },
-        "in" => {
-            let target = coerce(field);
-            match operand {
-                Value::Vector(items) | Value::List(items) => {
-                    items.iter().any(|x| coerce(x) == target)
-                }
-                Value::Set(items) => items.iter().any(|x| coerce(x) == target),
-                other => {
-                    return Err(Error::type_error(format!(
-                        "`where ... in` expects a collection of values, got {}",
-                        other.describe()
-                    )))
-                }
+        "in" => match operand {
+            Value::Vector(items) | Value::List(items) => {
+                items.iter().any(|x| where_equal(field, x))
             }
-        }
+            Value::Set(items) => items.iter().any(|x| where_equal(field, x)),
+            other => {
+                return Err(Error::type_error(format!(
+                    "`where ... in` expects a collection of values, got {}",
+                    other.describe()
+                )))
+            }
+        },
         other => {
             return Err(Error::validation(format!(
                 "Unknown `where` operator `{other}`"
