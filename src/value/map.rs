@@ -9,15 +9,18 @@
 //! objects of an array usually have the same keys in the same order, so
 //! each such map holds only its values and a reference to the shared key
 //! list (its `Shape`), half the memory of key-value pairs, and keeps the
-//! document's field order. The first change that adds or removes a key
-//! turns it into a plain ordered list (a hash map past eight entries).
+//! document's field order. Adding the key that another map of the same
+//! shape gained first gives a map of the shape that extension made (the
+//! shape remembers it), so `(map #(assoc % :total ...) orders)` still
+//! shares keys; adding any other key, or removing one, turns it into a
+//! plain ordered list (a hash map past eight entries).
 //!
 //! As with sets (`set.rs`), a large map starts as a flat hash table that
 //! its single owner fills in place (`frequencies`, `group-by`, `zipmap`,
 //! `into`, JSON objects), and the first change through a shared one
 //! continues from a persistent twin (an `imbl` hash trie) built once.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use super::twin::Twin;
 
@@ -56,6 +59,12 @@ pub(crate) struct Shape {
     /// kind): keywords are interned, so most lookups are a search of
     /// this short array of integers.
     names: Box<[usize]>,
+    /// The shape that the first `assoc` of a new key made from this one
+    /// (this shape's keys and that key), kept for the next map of this
+    /// shape that gains the same key: maps of one shape usually do
+    /// (`(map #(assoc % :total ...) orders)`), and then share its keys
+    /// too instead of each copying them into a list.
+    next: OnceLock<(Value, Arc<Shape>)>,
 }
 
 impl Shape {
@@ -72,7 +81,21 @@ impl Shape {
         Arc::new(Shape {
             keys: keys.into_boxed_slice(),
             names,
+            next: OnceLock::new(),
         })
+    }
+
+    /// The shape of this one's keys and then `key` (not among them), when
+    /// it is the key this shape was first extended by: made on the first
+    /// extension, `None` for any other key.
+    fn extended(&self, key: &Value) -> Option<Arc<Shape>> {
+        let (k, next) = self.next.get_or_init(|| {
+            let mut keys = Vec::with_capacity(self.keys.len() + 1);
+            keys.extend(self.keys.iter().cloned());
+            keys.push(key.clone());
+            (key.clone(), Shape::new(keys))
+        });
+        same_key(k, key).then(|| next.clone())
     }
 
     /// Where `key` is among the keys.
@@ -86,6 +109,14 @@ impl Shape {
         }
         // A keyword made without interning, or a key of another kind.
         self.keys.iter().position(|k| k == key)
+    }
+}
+
+/// Whether two keys are equal: interned keywords by their address first.
+fn same_key(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Keyword(x), Value::Keyword(y)) if ArcStr::ptr_eq(x, y) => true,
+        _ => a == b,
     }
 }
 
@@ -347,8 +378,22 @@ impl Map {
     /// A copy of this small map (a list or shaped) with `key`, which it
     /// does not have, added: its entries copied once, straight into the
     /// form the new size takes (the table `insert` would make past eight).
+    /// A shaped map that gains the key its shape was first extended by
+    /// keeps sharing keys: only its values are copied.
     fn with_new_entry(&self, key: Value, value: Value) -> Map {
         let n = self.len() + 1;
+        if let Repr::Shaped(shape, values) = &self.repr {
+            if n <= ARRAY_MAP_LIMIT {
+                if let Some(next) = shape.extended(&key) {
+                    let mut grown = Vec::with_capacity(n);
+                    grown.extend(values.iter().cloned());
+                    grown.push(value);
+                    return Map {
+                        repr: Repr::Shaped(next, grown.into_boxed_slice()),
+                    };
+                }
+            }
+        }
         let entries = self
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
@@ -521,8 +566,56 @@ mod tests {
         assert_eq!(added.get(&kw(15)), Some(&Value::Int(15)));
         let narrow = Map::from_shape(Shape::new(vec![kw(0)]), vec![Value::Int(0)]);
         let added = narrow.assoc(kw(1), Value::Int(1));
-        assert!(matches!(added.repr, Repr::Array(_)));
+        assert!(added.keeps_insertion_order());
         assert_eq!(keys(&added), ":k0 :k1");
+    }
+
+    #[test]
+    fn maps_of_one_shape_gaining_the_same_key_share_the_new_shape() {
+        let kw = |name: &str| Value::keyword(name);
+        let shape = Shape::new(vec![kw("id"), kw("qty")]);
+        let order = |id: i64| Map::from_shape(shape.clone(), vec![Value::Int(id), Value::Int(2)]);
+        let shape_of = |m: &Map| match &m.repr {
+            Repr::Shaped(shape, _) => shape.clone(),
+            other => panic!("not shaped: {other:?}"),
+        };
+        let (first, second) = (order(1), order(2));
+        let a = first.assoc(kw("total"), Value::Float(9.5));
+        let b = second.assoc(kw("total"), Value::Float(1.5));
+        assert!(Arc::ptr_eq(&shape_of(&a), &shape_of(&b)));
+        assert_eq!(
+            a.iter()
+                .map(|(k, v)| format!("{}={}", crate::value::pr_str(k), crate::value::pr_str(v)))
+                .collect::<Vec<_>>(),
+            [":id=1", ":qty=2", ":total=9.5"]
+        );
+        assert_eq!(b.get(&kw("total")), Some(&Value::Float(1.5)));
+        assert_eq!(second.get(&kw("total")), None);
+        assert_eq!(second.len(), 2);
+        // Equal to the same entries in a list, in any order.
+        let list: Map = [
+            (kw("total"), Value::Float(1.5)),
+            (kw("qty"), Value::Int(2)),
+            (kw("id"), Value::Int(2)),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(b, list);
+        // Another key: a list of its own, the first extension kept.
+        let c = order(3).assoc(kw("note"), Value::Nil);
+        assert!(matches!(c.repr, Repr::Array(_)));
+        assert_eq!(c.len(), 3);
+        let d = order(4).assoc(kw("total"), Value::Nil);
+        assert!(Arc::ptr_eq(&shape_of(&a), &shape_of(&d)));
+        // Extensions chain, up to the size a list map keeps in order.
+        let mut m = a.clone();
+        for i in 3..ARRAY_MAP_LIMIT {
+            m = m.assoc(kw(&format!("k{i}")), Value::Int(i as i64));
+            assert!(matches!(m.repr, Repr::Shaped(..)), "{i}");
+        }
+        let hashed = m.assoc(kw("last"), Value::Nil);
+        assert!(matches!(hashed.repr, Repr::Flat(_)));
+        assert_eq!(hashed.len(), ARRAY_MAP_LIMIT + 1);
     }
 
     #[test]
