@@ -10,9 +10,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{compare, FixedState, ItemState, Map, Value};
 
-use super::core::{
-    expect_int, get, get_ref, seq_items, seq_view, type_error, vector_result, NeedsCopy,
-};
+use super::core::{expect_int, field_ref, get, seq_items, seq_view, type_error, vector_result};
 use super::{Registry, MANY};
 
 fn count(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -535,12 +533,9 @@ fn key_ref<'a>(
     item: &'a Value,
 ) -> EvalResult<Cow<'a, Value>> {
     match keyfn {
-        // A string item has no field under a keyword or string: nil, as
-        // `get` gives.
-        Value::Keyword(_) | Value::Str(_) | Value::ShortStr(_) => Ok(match get_ref(item, keyfn) {
-            Ok(Some(field)) => Cow::Borrowed(field),
-            Ok(None) | Err(NeedsCopy) => Cow::Owned(Value::Nil),
-        }),
+        Value::Keyword(_) | Value::Str(_) | Value::ShortStr(_) => {
+            Ok(field_ref(item, keyfn).map_or(Cow::Owned(Value::Nil), Cow::Borrowed))
+        }
         f => interp.call(f, std::slice::from_ref(item)).map(Cow::Owned),
     }
 }
@@ -958,8 +953,7 @@ fn numeric_fields(
     let items = seq_view(coll, who)?;
     let mut out = Vec::with_capacity(items.len());
     for item in items.iter() {
-        // Numbers are pushed as new values, not moved: a value just
-        // returned in memory is read in parts (see `Interp::eval`).
+        // The field is borrowed; only its number is copied out.
         match key_ref(interp, keyfn, item)?.as_ref() {
             Value::Nil => {}
             Value::Int(n) => out.push(Value::Int(*n)),

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::eval::{arity_error, EvalResult, Interp};
 use crate::value::{compare, Function, FunctionKind, Value};
 
-use super::core::{expect_fn, get, get_ref, NeedsCopy};
+use super::core::{expect_fn, field_ref, get};
 use super::{Registry, MANY};
 
 fn make(kind: FunctionKind) -> EvalResult {
@@ -183,10 +183,7 @@ pub(crate) fn call_combinator(
             };
             let holds = match path.as_slice() {
                 // One key: the field is read in place, not copied.
-                [k] => match get_ref(item, k) {
-                    Ok(Some(field)) => where_holds(field, op, operand)?,
-                    Ok(None) | Err(NeedsCopy) => where_holds(&Value::Nil, op, operand)?,
-                },
+                [k] => where_holds(field_ref(item, k).unwrap_or(&Value::Nil), op, operand)?,
                 _ => {
                     let field = path
                         .iter()

@@ -109,6 +109,15 @@ pub(crate) fn get_ref<'a>(coll: &'a Value, key: &'a Value) -> Result<Option<&'a 
     })
 }
 
+/// The field `key` names in `item`, by reference, or `None` where `get`
+/// would give nil. A string item has no field under a keyword or string
+/// key, so its `NeedsCopy` (only an index reaches a character) is `None`
+/// here too: callers pass keyword or string keys.
+#[inline]
+pub(crate) fn field_ref<'a>(item: &'a Value, key: &'a Value) -> Option<&'a Value> {
+    get_ref(item, key).unwrap_or(None)
+}
+
 /// A type error naming the function, what it wanted and what it got.
 pub(crate) fn type_error(who: &str, expected: &str, got: &Value) -> Error {
     Error::type_error(format!(

@@ -220,6 +220,9 @@ pub(crate) struct Arity {
     /// nothing into its frame for it (no reference count is raised and
     /// dropped per call). Patterns are destructured into the frame.
     pub params: Vec<Pattern>,
+    /// Whether any of `params` is [`Pattern::Arg`]: then `recur` makes
+    /// its values the next round's arguments.
+    pub reads_args: bool,
     pub rest: Option<Pattern>,
     /// Slot that holds the function itself, for named `fn`s.
     pub self_slot: Option<u32>,

@@ -1331,7 +1331,7 @@ impl<'h> Interp<'h> {
             if !self.recur_values.is_empty() {
                 // `recur` passes the rest parameter as one value.
                 let values = std::mem::take(&mut self.recur_values);
-                if arity.params.iter().any(|p| matches!(p, Pattern::Arg)) {
+                if arity.reads_args {
                     return self.recur_with_args(arity, values, f);
                 }
                 self.bind_recur(arity, values, f)?;

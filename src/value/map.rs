@@ -114,18 +114,21 @@ impl Shape {
 
 /// Whether two keys are equal: interned keywords by their address first.
 fn same_key(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Keyword(x), Value::Keyword(y)) if ArcStr::ptr_eq(x, y) => true,
-        _ => a == b,
-    }
+    same_keyword(a, b) || a == b
+}
+
+/// Whether `a` and `b` are one keyword allocation (interned keywords of
+/// one name are): the cheap half of [`same_key`].
+#[inline]
+fn same_keyword(a: &Value, b: &Value) -> bool {
+    matches!((a, b), (Value::Keyword(x), Value::Keyword(y)) if ArcStr::ptr_eq(x, y))
 }
 
 /// Where `key` is among `keys`. Keywords are interned: a pointer
 /// comparison finds most, before any text is compared.
 fn key_position<'a>(keys: impl Iterator<Item = &'a Value> + Clone, key: &Value) -> Option<usize> {
-    if let Value::Keyword(name) = key {
-        let same = |k: &Value| matches!(k, Value::Keyword(k) if ArcStr::ptr_eq(k, name));
-        if let Some(i) = keys.clone().position(same) {
+    if let Value::Keyword(_) = key {
+        if let Some(i) = keys.clone().position(|k| same_keyword(k, key)) {
             return Some(i);
         }
     }

@@ -28,7 +28,7 @@ impl Analyzer {
     pub(super) fn pattern(&mut self, form: &Form) -> Result<Pattern> {
         match &form.kind {
             FormKind::Symbol(name) => {
-                if name.contains('/') && name != "/" {
+                if !super::is_plain_name(name) {
                     return Err(Error::validation(format!(
                         "Cannot bind the namespaced name `{name}`; use a plain name"
                     ))

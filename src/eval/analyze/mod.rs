@@ -100,6 +100,7 @@ pub(crate) fn analyze_program(
     let scope = a.scopes.pop().expect("root scope");
     Ok(Arity {
         params: Vec::new(),
+        reads_args: false,
         rest: None,
         self_slot: None,
         frame_size: scope.frame_size,
@@ -254,7 +255,7 @@ impl Analyzer {
     /// ([`Pattern::Arg`]); anything else is a pattern bound in the frame.
     fn parameter(&mut self, form: &Form, index: usize, direct: bool) -> Result<Pattern> {
         match &form.kind {
-            FormKind::Symbol(name) if direct && !(name.contains('/') && name != "/") => {
+            FormKind::Symbol(name) if direct && is_plain_name(name) => {
                 let index = u32::try_from(index).map_err(|_| {
                     Error::validation("A function cannot have that many parameters")
                 })?;
@@ -788,6 +789,7 @@ impl Analyzer {
             out.push((
                 *params_form,
                 Arity {
+                    reads_args: patterns.iter().any(|p| matches!(p, Pattern::Arg)),
                     params: patterns,
                     rest,
                     self_slot,
@@ -966,6 +968,12 @@ pub(crate) fn quote(form: &Form) -> Value {
         FormKind::Quote(inner) => Value::list([Value::Symbol(ArcStr::from("quote")), quote(inner)]),
         FormKind::Var(name) => Value::Var(ArcStr::from(name.as_str())),
     }
+}
+
+/// Whether `name` may be bound: not namespaced (`/` alone is the
+/// division function's plain name).
+fn is_plain_name(name: &str) -> bool {
+    name == "/" || !name.contains('/')
 }
 
 #[cfg(test)]
