@@ -206,6 +206,14 @@ impl Map {
         }
     }
 
+    /// The shared key list of a map read in one shape.
+    pub(crate) fn shape(&self) -> Option<&Arc<Shape>> {
+        match &self.repr {
+            Repr::Shaped(shape, _) => Some(shape),
+            _ => None,
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Array(v) => v.len(),

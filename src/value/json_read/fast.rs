@@ -175,15 +175,36 @@ impl<'t> Scan<'t> {
     fn object(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         self.enter()?;
         let mut fields = Fields::new(reader);
+        // While each key is the one the template has in its place, the
+        // keys are distinct (the template's are) and need no lookup.
+        let mut as_template = true;
         self.skip_space();
         if self.peek()? == b'}' {
             self.at += 1;
         } else {
             loop {
-                let key = reader.key(fields.len(), &self.string()?);
+                let position = fields.len();
+                let expected = match as_template {
+                    true => reader.expected_key(self.depth, position, &self.bytes[self.at..]),
+                    false => None,
+                };
+                let key = match expected {
+                    Some((key, quoted_len)) => {
+                        self.at += quoted_len;
+                        key
+                    }
+                    None => {
+                        as_template = false;
+                        reader.key(position, &self.string()?)
+                    }
+                };
                 self.colon()?;
                 let value = self.value(reader)?;
-                if !fields.add(key, value, reader.max_items) {
+                let added = match as_template {
+                    true => fields.add_new(key, value, reader.max_items),
+                    false => fields.add(key, value, reader.max_items),
+                };
+                if !added {
                     return None;
                 }
                 if !self.more(b'}')? {
@@ -191,8 +212,9 @@ impl<'t> Scan<'t> {
                 }
             }
         }
+        let value = reader.finish_object(self.depth, fields, as_template);
         self.depth -= 1;
-        Some(fields.into_value(reader))
+        Some(value)
     }
 
     /// A string literal: borrowed from the text when it has no escapes.
@@ -278,77 +300,79 @@ impl<'t> Scan<'t> {
 
     /// A number: an integer literal within 64 bits is an integer (one
     /// past them gives up: serde's path reports it), anything with a
-    /// fraction or an exponent a float.
+    /// fraction or an exponent a float. One pass gathers the digits of
+    /// the integer and fraction parts as they are checked.
     fn number(&mut self) -> Option<Value> {
+        let bytes = self.bytes;
         let start = self.at;
-        let negative = self.peek() == Some(b'-');
-        if negative {
-            self.at += 1;
-        }
-        match self.next()? {
-            b'0' => {}
-            b'1'..=b'9' => self.skip_digits(),
-            _ => return None,
-        }
-        let integer_end = self.at;
-        let mut float = false;
-        let mut fraction = integer_end..integer_end;
-        if self.peek() == Some(b'.') {
-            self.at += 1;
-            float = true;
-            if !self.digits() {
-                return None;
-            }
-            fraction = integer_end + 1..self.at;
-        }
-        let mut exponent = false;
-        if let Some(b'e' | b'E') = self.peek() {
-            self.at += 1;
-            float = true;
-            exponent = true;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.at += 1;
-            }
-            if !self.digits() {
-                return None;
-            }
-        }
-        let literal = &self.text[start..self.at];
-        let digits = &self.bytes[start + usize::from(negative)..integer_end];
-        if float {
-            if !exponent {
-                let fraction = &self.bytes[fraction];
-                if let Some(f) = exact_decimal(digits, fraction) {
-                    return Some(Value::Float(if negative { -f } else { f }));
+        let negative = bytes.get(start) == Some(&b'-');
+        let mut at = start + usize::from(negative);
+        let integer_start = at;
+        // Exact while there are at most 19 digits; used only below that.
+        let mut digits: u64 = 0;
+        match bytes.get(at) {
+            Some(b'0') => at += 1,
+            Some(b'1'..=b'9') => {
+                while let Some(&d @ b'0'..=b'9') = bytes.get(at) {
+                    digits = digits.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                    at += 1;
                 }
             }
-            let f: f64 = literal.parse().ok()?;
-            return f.is_finite().then_some(Value::Float(f));
+            _ => return None,
         }
-        if negative && digits == b"0" {
-            // serde reads `-0` as the float -0.0.
-            return Some(Value::Float(-0.0));
+        let integer_len = at - integer_start;
+        let mut fraction_len = None;
+        if bytes.get(at) == Some(&b'.') {
+            at += 1;
+            let fraction_start = at;
+            while let Some(&d @ b'0'..=b'9') = bytes.get(at) {
+                digits = digits.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
+                at += 1;
+            }
+            if at == fraction_start {
+                return None;
+            }
+            fraction_len = Some(at - fraction_start);
         }
-        if digits.len() <= 18 {
-            let n = digits
-                .iter()
-                .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
-            return Some(Value::Int(if negative { -n } else { n }));
+        let mut exponent = false;
+        if let Some(b'e' | b'E') = bytes.get(at) {
+            exponent = true;
+            at += 1;
+            if let Some(b'+' | b'-') = bytes.get(at) {
+                at += 1;
+            }
+            let exponent_start = at;
+            while let Some(b'0'..=b'9') = bytes.get(at) {
+                at += 1;
+            }
+            if at == exponent_start {
+                return None;
+            }
         }
-        literal.parse().ok().map(Value::Int)
-    }
-
-    fn skip_digits(&mut self) {
-        while let Some(b'0'..=b'9') = self.peek() {
-            self.at += 1;
+        self.at = at;
+        let literal = &self.text[start..at];
+        match (fraction_len, exponent) {
+            (None, false) if negative && integer_len == 1 && digits == 0 => {
+                // serde reads `-0` as the float -0.0.
+                Some(Value::Float(-0.0))
+            }
+            (None, false) if integer_len <= 18 => {
+                // At most 18 digits: below 10^18 < 2^63.
+                let n = digits as i64;
+                Some(Value::Int(if negative { -n } else { n }))
+            }
+            (None, false) => literal.parse().ok().map(Value::Int),
+            (Some(fraction_len), false) => {
+                match exact_decimal(digits, integer_len + fraction_len, fraction_len) {
+                    Some(f) => Some(Value::Float(if negative { -f } else { f })),
+                    None => literal.parse().ok().map(Value::Float),
+                }
+            }
+            _ => {
+                let f: f64 = literal.parse().ok()?;
+                f.is_finite().then_some(Value::Float(f))
+            }
         }
-    }
-
-    /// Skip one or more digits; false when there is none.
-    fn digits(&mut self) -> bool {
-        let start = self.at;
-        self.skip_digits();
-        self.at > start
     }
 }
 
@@ -382,20 +406,15 @@ fn special_byte(bytes: &[u8]) -> Option<usize> {
         .map(|i| at + i)
 }
 
-/// `integer.fraction` (decimal digits) as a float, when it can be computed
-/// exactly rounded in one step: its digits as an integer below 2^53 divided
-/// by a power of ten up to 10^22, both exact in a double, and IEEE division
-/// rounds correctly. `None` otherwise (the standard parser takes it).
-fn exact_decimal(integer: &[u8], fraction: &[u8]) -> Option<f64> {
-    if integer.len() + fraction.len() > 15 || fraction.len() > 22 {
-        return None;
-    }
-    let digits = integer
-        .iter()
-        .chain(fraction)
-        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
-    // At most 15 digits: below 10^15 < 2^53.
-    Some(digits as f64 / POWERS_OF_TEN[fraction.len()])
+/// A decimal with `digit_count` digits in all, `digits` read as one
+/// integer, `fraction_len` of them after the point, as a float, when it can
+/// be computed exactly rounded in one step: at most 15 digits make an
+/// integer below 10^15 < 2^53, a power of ten up to 10^15 is exact too, and
+/// IEEE division rounds correctly. `None` otherwise (the standard parser
+/// takes it).
+#[inline]
+fn exact_decimal(digits: u64, digit_count: usize, fraction_len: usize) -> Option<f64> {
+    (digit_count <= 15).then(|| digits as f64 / POWERS_OF_TEN[fraction_len])
 }
 
 /// 10^0 to 10^22: the powers of ten a double holds exactly.
@@ -408,6 +427,7 @@ const POWERS_OF_TEN: [f64; 23] = [
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     /// The fields as serde's path reads `text`, or its error.
     fn by_serde(text: &str, max: usize) -> Result<Vec<(String, Value)>, String> {
@@ -442,6 +462,10 @@ mod tests {
             r#"{"a": 1, "b": 2, "a": 3}"#,
             r#"{"m": {"a": 1, "b": 2, "a": 3}}"#,
             r#"{"xs": [{"a": 1, "b": 2}, {"a": 3, "b": 4}, {"b": 5, "a": 6}, {"a": 7}]}"#,
+            r#"{"xs": [{"a": 1, "b": 2}, {"a": 1, "a": 2}, {"a": 1, "b": 2, "a": 3}, {"a": 4}]}"#,
+            r#"{"xs": [{"a": {"q": 1, "a": 2}, "x": 0}, {"a": {"q": 1, "a": 2}, "a": 3}]}"#,
+            r#"{"xs": [{"a\"b": 1, "c\\d": 2, "e\u0066": 3}, {"a\"b": 4, "c\\d": 5, "ef": 6}]}"#,
+            r#"{"xs": [{"ab": 1}, {"abc": 2}, {"a": 3}, {"ab": 4, "ab": 5}, {}, {"ab": 6}]}"#,
         ] {
             assert!(by_fast(text, 100).is_some(), "{text}");
             agree(text, 100);
@@ -463,6 +487,28 @@ mod tests {
             assert_eq!(m.len(), keys);
             assert_eq!(m.keeps_insertion_order(), keys <= 16, "{keys} keys");
         }
+    }
+
+    #[test]
+    fn sibling_objects_at_one_depth_share_their_key_list() {
+        let text =
+            r#"{"xs": [{"a": 1, "b": {"c": 2}}, {"a": 3, "b": {"c": 4}}, {"a": 5, "b": 6}]}"#;
+        agree(text, 100);
+        let read = by_fast(text, 100).unwrap();
+        let Value::Vector(xs) = &read[0].1 else {
+            panic!()
+        };
+        let shape = |v: &Value| match v {
+            Value::Map(m) => m.shape().cloned().unwrap(),
+            _ => panic!(),
+        };
+        let inner = |v: &Value| match v {
+            Value::Map(m) => m.get(&Value::keyword("b")).cloned().unwrap(),
+            _ => panic!(),
+        };
+        assert!(Arc::ptr_eq(&shape(&xs[0]), &shape(&xs[1])));
+        assert!(Arc::ptr_eq(&shape(&xs[1]), &shape(&xs[2])));
+        assert!(Arc::ptr_eq(&shape(&inner(&xs[0])), &shape(&inner(&xs[1]))));
     }
 
     #[test]
@@ -514,32 +560,64 @@ mod tests {
         assert!(by_serde(&deep, 100).is_ok());
     }
 
+    /// The value of the number at the start of `text`, and where it ends.
+    fn number_of(text: &str) -> (Option<Value>, usize) {
+        let mut scan = Scan {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            depth: 0,
+        };
+        (scan.number(), scan.at)
+    }
+
     #[test]
-    fn short_decimals_are_converted_as_the_standard_parser_converts_them() {
+    fn numbers_are_converted_as_the_standard_parsers_convert_them() {
         for text in [
             "0.1",
             "0.3",
             "654.9",
-            "2328.61",
+            "-2328.61",
             "0.000001",
             "123456789.012345",
             "9.99999999999999",
+            "1234567890.1234567",
+            "9.999999999999999",
+            "-0.0",
+            "1e2",
+            "-2.5E-3",
+            "0.5e+1",
         ] {
-            let (integer, fraction) = text.split_once('.').unwrap();
-            let exact = exact_decimal(integer.as_bytes(), fraction.as_bytes());
-            assert_eq!(exact, Some(text.parse::<f64>().unwrap()), "{text}");
+            let f: f64 = text.parse().unwrap();
+            assert_eq!(
+                number_of(text),
+                (Some(Value::Float(f)), text.len()),
+                "{text}"
+            );
         }
-        assert_eq!(exact_decimal(b"1234567890", b"1234567"), None);
-        assert_eq!(exact_decimal(b"9", b"999999999999999"), None);
+        for text in ["0", "7", "-7", "123456789012345678", "-9223372036854775808"] {
+            let n: i64 = text.parse().unwrap();
+            assert_eq!(number_of(text), (Some(Value::Int(n)), text.len()), "{text}");
+        }
+        assert_eq!(number_of("-0"), (Some(Value::Float(-0.0)), 2));
+        // A leading zero ends the number; what follows is the caller's.
+        assert_eq!(number_of("01"), (Some(Value::Int(0)), 1));
+        assert_eq!(number_of("9223372036854775808").0, None);
+        for text in ["-", "1.", ".5", "1e", "1e+", "-x"] {
+            assert_eq!(number_of(text).0, None, "{text}");
+        }
     }
 
     proptest! {
         #[test]
-        fn decimals_convert_as_the_standard_parser_does(integer in "[0-9]{1,9}", fraction in "[0-9]{1,14}") {
-            let text = format!("{integer}.{fraction}");
-            if let Some(f) = exact_decimal(integer.as_bytes(), fraction.as_bytes()) {
-                prop_assert_eq!(f, text.parse::<f64>().unwrap(), "{}", text);
-            }
+        fn decimals_convert_as_the_standard_parser_does(
+            sign in "-?",
+            integer in "0|[1-9][0-9]{0,11}",
+            fraction in "[0-9]{1,20}",
+        ) {
+            let text = format!("{sign}{integer}.{fraction}");
+            let f: f64 = text.parse().unwrap();
+            prop_assert_eq!(number_of(&text), (Some(Value::Float(f)), text.len()), "{}", text);
         }
     }
 

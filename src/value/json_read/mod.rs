@@ -117,6 +117,14 @@ struct Reader<'t> {
     huge_integers: Option<Vec<f64>>,
     /// The interned keys, by [`KeyId`].
     key_names: Vec<ArcStr>,
+    /// Each key as it is written in JSON text, quotes included, when it
+    /// needs no escape (then its text is its name): by [`KeyId`].
+    quoted_keys: Vec<Option<Box<[u8]>>>,
+    /// By nesting depth, the keys of the object the direct reader read
+    /// last at that depth: the next one there (its sibling in an array,
+    /// usually) is expected to repeat them. An object's own template
+    /// cannot change while it is read: only objects at its depth write it.
+    templates: Vec<Template>,
     keys: HashMap<Box<str>, KeyId, rustc_hash::FxBuildHasher>,
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
@@ -153,6 +161,8 @@ impl<'t> Reader<'t> {
             text: None,
             huge_integers: None,
             key_names: Vec::new(),
+            quoted_keys: Vec::new(),
+            templates: Vec::new(),
             keys: HashMap::default(),
             by_position: Vec::new(),
             strings: vec![None; STRING_SLOTS],
@@ -181,6 +191,7 @@ impl<'t> Reader<'t> {
             None => {
                 let id = KeyId::try_from(self.key_names.len()).expect("fewer keys than the text");
                 self.key_names.push(super::keyword::intern(k));
+                self.quoted_keys.push(quoted_key(k));
                 self.keys.insert(k.into(), id);
                 id
             }
@@ -191,6 +202,39 @@ impl<'t> Reader<'t> {
             self.by_position.push(id);
         }
         id
+    }
+
+    /// The key the template of `depth` expects at `position`, and the
+    /// length of its quoted text, when `rest` (the text at an object key)
+    /// starts with it.
+    #[inline]
+    fn expected_key(&self, depth: usize, position: usize, rest: &[u8]) -> Option<(KeyId, usize)> {
+        let id = *self.templates.get(depth)?.keys.get(position)?;
+        let quoted = self.quoted_keys[id as usize].as_deref()?;
+        rest.starts_with(quoted).then_some((id, quoted.len()))
+    }
+
+    /// The map of an object the direct reader read at `depth`;
+    /// `as_template` says whether its keys are that depth's template's,
+    /// each in its place. Its keys become the template.
+    #[inline]
+    fn finish_object(&mut self, depth: usize, fields: Fields, as_template: bool) -> Value {
+        self.last_object_len = fields.keys.len().min(SHAPE_POSITIONS);
+        if depth >= self.templates.len() {
+            self.templates.resize_with(depth + 1, Template::default);
+        }
+        let template = &self.templates[depth];
+        if as_template && fields.keys.len() == template.keys.len() {
+            if let Some(shape) = &template.shape {
+                return Value::map(Map::from_shape(shape.clone(), fields.values));
+            }
+        }
+        let map = self.map_of(&fields.keys, fields.values);
+        self.templates[depth] = Template {
+            keys: fields.keys,
+            shape: map.shape().cloned(),
+        };
+        Value::map(map)
     }
 
     /// The interned name of key `id`, as a keyword.
@@ -314,6 +358,18 @@ impl<'t> Reader<'t> {
             }
         }
     }
+}
+
+/// `k` as JSON text writes it, quotes included, when it needs no escape.
+fn quoted_key(k: &str) -> Option<Box<[u8]>> {
+    if k.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        return None;
+    }
+    let mut quoted = Vec::with_capacity(k.len() + 2);
+    quoted.push(b'"');
+    quoted.extend_from_slice(k.as_bytes());
+    quoted.push(b'"');
+    Some(quoted.into_boxed_slice())
 }
 
 /// Strings up to this many bytes are shared through [`Reader::strings`].
@@ -637,12 +693,32 @@ impl Fields {
         true
     }
 
+    /// Add a field whose key is known to differ from the keys so far.
+    /// False, adding nothing, when it would be one more than `max`.
+    #[inline(always)]
+    fn add_new(&mut self, key: KeyId, value: Value, max: usize) -> bool {
+        if self.keys.len() == max {
+            return false;
+        }
+        self.keys.push(key);
+        self.values.push(value);
+        true
+    }
+
     /// The object's map.
     #[inline]
     fn into_value(self, reader: &mut Reader<'_>) -> Value {
         reader.last_object_len = self.keys.len().min(SHAPE_POSITIONS);
         Value::map(reader.map_of(&self.keys, self.values))
     }
+}
+
+/// The keys of the object read last at some depth, and their shape when
+/// that object was shaped.
+#[derive(Default)]
+struct Template {
+    keys: KeyIds,
+    shape: Option<Arc<Shape>>,
 }
 
 /// A key of the load, by number: its place in [`Reader::key_names`].
