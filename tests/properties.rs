@@ -155,3 +155,62 @@ proptest! {
         holds(&format!("(= (count (assoc {m} {key} {v})) (inc (count {m})))"))?;
     }
 }
+
+/// Numbers that sort with ties, and zeros of both signs (equal, but
+/// printed apart, so a change of their order shows).
+fn sortable_numbers() -> impl Strategy<Value = Vec<Value>> {
+    let int = (-4i64..4).prop_map(Value::Int);
+    let float = prop_oneof![
+        Just(0.0),
+        Just(-0.0),
+        Just(1.5),
+        Just(-2.25),
+        Just(f64::INFINITY),
+        -3.0f64..3.0,
+    ]
+    .prop_map(Value::Float);
+    prop_oneof![
+        prop::collection::vec(int.clone(), 0..24),
+        prop::collection::vec(float.clone(), 0..24),
+        // Mixed, and with NaN: not a total order, so the general path.
+        prop::collection::vec(prop_oneof![int, float, Just(Value::Float(f64::NAN))], 0..24),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+    /// `sort` and `sort-by` in the natural order, by `:asc`/`:desc` and
+    /// by `<`/`>` (sorted as machine numbers when all keys are integers
+    /// or all floats) give what a comparator function gives, stably.
+    #[test]
+    fn numeric_sorts_agree_with_a_comparator_function(xs in sortable_numbers()) {
+        let xs_lit = pr_str(&Value::vector(xs.clone()));
+        let maps: Vec<Value> = xs
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                let m: Map = [(keyword(0), x.clone()), (keyword(1), Value::Int(i as i64))]
+                    .into_iter()
+                    .collect();
+                Value::map(m)
+            })
+            .collect();
+        let maps_lit = pr_str(&Value::vector(maps));
+        let ascending = "#(compare %1 %2)";
+        let descending = "#(compare %2 %1)";
+        for (fast, general) in [
+            (format!("(sort {xs_lit})"), format!("(sort {ascending} {xs_lit})")),
+            (format!("(sort :asc {xs_lit})"), format!("(sort {ascending} {xs_lit})")),
+            (format!("(sort :desc {xs_lit})"), format!("(sort {descending} {xs_lit})")),
+            (format!("(sort > {xs_lit})"), format!("(sort {descending} {xs_lit})")),
+            (format!("(sort-by :k0 {maps_lit})"), format!("(sort-by :k0 {ascending} {maps_lit})")),
+            (format!("(sort-by :k0 > {maps_lit})"), format!("(sort-by :k0 {descending} {maps_lit})")),
+            (format!("(sort-by :k0 < {maps_lit})"), format!("(sort-by :k0 {ascending} {maps_lit})")),
+            (format!("(sort-by :k0 :desc {maps_lit})"), format!("(sort-by :k0 {descending} {maps_lit})")),
+        ] {
+            let (got, want) = (pr_str(&run(&fast)), pr_str(&run(&general)));
+            prop_assert_eq!(&got, &want, "{} against {}", fast, general);
+        }
+    }
+}

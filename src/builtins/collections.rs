@@ -381,6 +381,65 @@ fn known_total_order<'a>(
     }
 }
 
+/// Whether `order` (of `sort`, `sort-by`) puts numbers in ascending
+/// (`false`) or descending (`true`) order: none (the natural order),
+/// `:asc`, `:desc`, `<` or `>`. `None` for any other comparator.
+fn numeric_direction(order: Option<&Value>) -> Option<bool> {
+    match order {
+        None => Some(false),
+        Some(order) => direction(order).or_else(|| numeric_comparator(order)),
+    }
+}
+
+/// The positions of `keys` in stable sorted order, ascending or
+/// `descending`, when every key is an integer or every key is a float
+/// other than NaN: a total order, compared as machine numbers with no
+/// call per comparison (the order `compare`, `<` and `>` give). `None`
+/// for any other keys.
+fn sorted_by_number(keys: &[Value], descending: bool) -> Option<Vec<usize>> {
+    fn positions<K: Copy + Default + PartialOrd>(
+        keys: &[Value],
+        number: impl Fn(&Value) -> Option<K>,
+        descending: bool,
+    ) -> Option<Vec<usize>> {
+        let mut keyed = Vec::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            keyed.push((number(key)?, u32::try_from(i).ok()?));
+        }
+        let compare = |a: &(K, u32), b: &(K, u32)| {
+            let order = a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal);
+            if descending {
+                order.reverse()
+            } else {
+                order
+            }
+        };
+        let keep_going =
+            |items: usize| crate::meter::work(u32::try_from(items).unwrap_or(u32::MAX));
+        super::merge_sort::sort_total_by(&mut keyed, compare, keep_going);
+        Some(keyed.into_iter().map(|(_, i)| i as usize).collect())
+    }
+    match keys.first()? {
+        Value::Int(_) => positions(
+            keys,
+            |k| match k {
+                Value::Int(n) => Some(*n),
+                _ => None,
+            },
+            descending,
+        ),
+        Value::Float(_) => positions(
+            keys,
+            |k| match k {
+                Value::Float(x) if !x.is_nan() => Some(*x),
+                _ => None,
+            },
+            descending,
+        ),
+        _ => None,
+    }
+}
+
 /// `Some(descending)` when `f` is `<` (`false`) or `>` (`true`), which
 /// `by_comparator` answers for numbers without a call.
 fn numeric_comparator(f: &Value) -> Option<bool> {
@@ -468,6 +527,12 @@ fn direction(v: &Value) -> Option<bool> {
 fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let coll = args.last().expect("arity checked");
     let mut items = seq_items(coll, "sort")?;
+    if let Some(descending) = numeric_direction(args.first().filter(|_| args.len() == 2)) {
+        if let Some(positions) = sorted_by_number(&items, descending) {
+            let sorted = positions.iter().map(|&i| std::mem::take(&mut items[i]));
+            return vector_result(interp, sorted.collect());
+        }
+    }
     let total = known_total_order(args.first().filter(|_| args.len() == 2), items.iter());
     match args {
         [_] => sort_values(&mut items, total, natural("sort"))?,
@@ -489,13 +554,20 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let keyfn = &args[0];
     let coll = args.last().expect("arity checked");
     let items = seq_view(coll, "sort-by")?;
-    let mut keyed: Vec<(Value, Value)> = Vec::with_capacity(items.len());
+    let mut keys = Vec::with_capacity(items.len());
     for item in items.iter() {
-        keyed.push((key_of(interp, keyfn, item)?, item.clone()));
+        keys.push(key_of(interp, keyfn, item)?);
     }
+    let order = args.get(1).filter(|_| args.len() == 3);
+    if let Some(descending) = numeric_direction(order) {
+        if let Some(positions) = sorted_by_number(&keys, descending) {
+            let sorted = positions.iter().map(|&i| items[i].clone());
+            return vector_result(interp, sorted.collect());
+        }
+    }
+    let mut keyed: Vec<(Value, Value)> = keys.into_iter().zip(items.iter().cloned()).collect();
     // Every order is a stable sort: `:desc` reverses the comparison, not
     // the result, so equal keys keep their input order.
-    let order = args.get(1).filter(|_| args.len() == 3);
     let total = known_total_order(order, keyed.iter().map(|k| &k.0));
     match order {
         Some(order) => match direction(order) {
