@@ -81,18 +81,37 @@ fn split_on_string(
             ),
         );
     }
-    // Sized once: the parts are one more than the separators (counted by
-    // byte for an ASCII separator, a vectorized loop).
-    let parts = match u8::try_from(sep) {
-        Ok(byte) if byte.is_ascii() => s.bytes().filter(|&b| b == byte).count() + 1,
-        _ => s.matches(sep).count() + 1,
-    };
+    if let Ok(byte) = u8::try_from(sep) {
+        if byte.is_ascii() {
+            return Ok(split_on_byte(s, byte, cap.unwrap_or(usize::MAX)));
+        }
+    }
+    let parts = s.matches(sep).count() + 1;
     let mut out = Vec::with_capacity(cap.map_or(parts, |n| n.min(parts)));
     match cap {
         None => out.extend(s.split(sep).map(Value::from)),
         Some(n) => out.extend(s.splitn(n, sep).map(Value::from)),
     }
     Ok(out)
+}
+
+/// `s` split on the ASCII `byte` into at most `cap` parts (the last
+/// holds the rest), in one pass over the bytes: an ASCII byte is never
+/// inside a longer character, so every cut is at a character boundary.
+fn split_on_byte(s: &str, byte: u8, cap: usize) -> Vec<Value> {
+    // Sized once: the parts are one more than the separators (a
+    // vectorized count).
+    let parts = s.bytes().filter(|&b| b == byte).count() + 1;
+    let mut out = Vec::with_capacity(parts.min(cap));
+    let mut start = 0;
+    for (at, b) in s.bytes().enumerate() {
+        if b == byte && out.len() + 1 < cap {
+            out.push(Value::from(&s[start..at]));
+            start = at + 1;
+        }
+    }
+    out.push(Value::from(&s[start..]));
+    out
 }
 
 /// `sep` as the body of a regex literal that matches it exactly.
