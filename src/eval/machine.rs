@@ -27,6 +27,13 @@ const RED_ZONE: usize = 512 * 1024;
 /// Size of each extra stack segment.
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
+/// The address of a local of the caller's frame: where the stack is.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::ptr::addr_of!(marker) as usize
+}
+
 /// Non-local control flow. Private to the evaluator and builtins; never
 /// part of the public error type. One word (`Recur` is the null
 /// pointer), so an `EvalResult` of a value is two words, as small to
@@ -120,8 +127,12 @@ pub struct Interp<'h> {
     interrupt: Option<Arc<AtomicBool>>,
     /// The values of the `recur` being taken (see `Flow::Recur`).
     recur_values: SmallVec<[Value; 4]>,
-    /// Depth of nested `eval` calls, for the stack check.
-    nesting: u32,
+    /// The stack addresses between which `eval` may go on without a
+    /// check: from the red zone's edge up to where they were found (see
+    /// [`Interp::eval_checked`]). An address outside (another segment,
+    /// another thread's stack, none found yet) is checked.
+    stack_floor: usize,
+    stack_top: usize,
     /// True in a branch of `pmap`/`pcalls`, whose own parallel calls then
     /// run in order (one level of threads is enough for I/O-bound work).
     in_branch: bool,
@@ -155,7 +166,8 @@ impl<'h> Interp<'h> {
             last_error: Value::Nil,
             interrupt,
             recur_values: SmallVec::new(),
-            nesting: 0,
+            stack_floor: usize::MAX,
+            stack_top: 0,
             in_branch: false,
         }
     }
@@ -449,8 +461,8 @@ impl<'h> Interp<'h> {
     /// Evaluate one node. Deep nesting (of forms or of calls) grows the
     /// stack on the heap instead of overflowing it, so the depth limit,
     /// not the thread's stack size, decides how deep programs may go.
-    /// Checking the stack costs a thread-local lookup, so it is done at
-    /// every eighth level of nesting; the red zone covers the levels between.
+    /// The check is two comparisons of the stack's position with bounds
+    /// found once per segment ([`Interp::eval_checked`]).
     /// Locals, captured values and constants, the leaves of most trees,
     /// are read here without entering `eval_node`.
     #[inline(always)]
@@ -462,14 +474,34 @@ impl<'h> Interp<'h> {
             Expr::Capture(i) => return Ok(dup(&f.callee.captures[*i as usize])),
             _ => {}
         }
-        self.nesting += 1;
-        let result = if self.nesting.is_multiple_of(8) {
-            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.eval_node(expr, f))
-        } else {
-            self.eval_node(expr, f)
-        };
-        self.nesting -= 1;
-        result
+        let here = stack_position();
+        if here < self.stack_floor || here > self.stack_top {
+            return self.eval_checked(expr, f);
+        }
+        self.eval_node(expr, f)
+    }
+
+    /// [`Interp::eval`] where the stack's position is outside the known
+    /// bounds: on a new segment when less than the red zone remains, and
+    /// with the bounds of the segment it runs on while `expr` is
+    /// evaluated (the caller's are restored after). When the stack's end
+    /// is unknown, every evaluation comes here.
+    #[inline(never)]
+    fn eval_checked(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            let saved = (self.stack_floor, self.stack_top);
+            let here = stack_position();
+            (self.stack_floor, self.stack_top) = match stacker::remaining_stack() {
+                Some(remaining) => (
+                    here.saturating_sub(remaining).saturating_add(RED_ZONE),
+                    here,
+                ),
+                None => (usize::MAX, 0),
+            };
+            let result = self.eval_node(expr, f);
+            (self.stack_floor, self.stack_top) = saved;
+            result
+        })
     }
 
     fn eval_node(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
