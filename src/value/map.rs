@@ -541,6 +541,38 @@ mod tests {
     }
 
     #[test]
+    fn keywords_made_without_interning_find_their_keys() {
+        let fresh = |name: &str| Value::Keyword(ArcStr::from(name));
+        let shape = Shape::new(vec![
+            Value::keyword("ab"),
+            Value::keyword("cd"),
+            Value::str("ef"),
+        ]);
+        let shaped = Map::from_shape(shape, vec![Value::Int(1), Value::Int(2), Value::Int(3)]);
+        let listed: Map = [
+            (Value::keyword("ab"), Value::Int(1)),
+            (Value::keyword("cd"), Value::Int(2)),
+            (Value::str("ef"), Value::Int(3)),
+        ]
+        .into_iter()
+        .collect();
+        let (made, interned) = (fresh("cd"), Value::keyword("cd"));
+        let (Value::Keyword(made), Value::Keyword(interned)) = (&made, &interned) else {
+            unreachable!()
+        };
+        assert!(!ArcStr::ptr_eq(made, interned), "a separate allocation");
+        for m in [&shaped, &listed] {
+            assert_eq!(m.get(&fresh("cd")), Some(&Value::Int(2)));
+            assert_eq!(m.get(&fresh("ab")), Some(&Value::Int(1)));
+            // Same length, other name; a keyword never equals a string.
+            assert_eq!(m.get(&fresh("ce")), None);
+            assert_eq!(m.get(&fresh("ef")), None);
+            assert_eq!(m.get(&Value::str("ef")), Some(&Value::Int(3)));
+            assert_eq!(m.get(&Value::str("ab")), None);
+        }
+    }
+
+    #[test]
     fn assoc_on_small_maps_keeps_their_order_and_leaves_the_original_alone() {
         let kw = |i: usize| Value::keyword(&format!("k{i}"));
         let keys = |m: &Map| {
