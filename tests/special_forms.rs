@@ -297,6 +297,20 @@ fn where_predicates() {
         "(count (filter (where [:a :b] = 1) [{:a {:b 1}} {:a {:b 2}}]))",
         "1"
     );
+    // A path goes as `get-in` goes: through vectors by index, into a
+    // string's characters, and to nil at a missing key or a nil.
+    assert_eval!(
+        "(mapv (where [:a 1 :b] = 2) [{:a [0 {:b 2}]} {:a [{:b 2}]} {:a nil} {}])",
+        "[true false false false]"
+    );
+    assert_eval!(
+        "(mapv (where [:n 1] = \\y) [{:n \"xy\"} {:n \"yx\"} {:n \"x\"}])",
+        "[true false false]"
+    );
+    assert_eval!(
+        "(mapv (where [:a :b]) [{:a {:b false}} {:a {:b 0}} {:a {}} {:a \"s\"}])",
+        "[false true false false]"
+    );
     assert_eval!(
         "(count (filter (where :a) [{:a 1} {:a nil} {:a false}]))",
         "1"

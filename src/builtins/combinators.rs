@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::eval::{arity_error, EvalResult, Interp};
 use crate::value::{compare, Function, FunctionKind, Value};
 
-use super::core::{expect_fn, field_ref, get};
+use super::core::{expect_fn, field_ref, get_in_ref};
 use super::{Registry, MANY};
 
 fn make(kind: FunctionKind) -> EvalResult {
@@ -184,12 +184,11 @@ pub(crate) fn call_combinator(
             let holds = match path.as_slice() {
                 // One key: the field is read in place, not copied.
                 [k] => where_holds(field_ref(item, k).unwrap_or(&Value::Nil), op, operand)?,
-                _ => {
-                    let field = path
-                        .iter()
-                        .fold(item.clone(), |cur, k| get(&cur, k, Value::Nil));
-                    where_holds(&field, op, operand)?
-                }
+                // A longer path is followed in place too.
+                _ => match get_in_ref(item, path) {
+                    Some(field) => where_holds(&field, op, operand)?,
+                    None => where_holds(&Value::Nil, op, operand)?,
+                },
             };
             Ok(Value::Bool(holds))
         }

@@ -2,6 +2,8 @@
 //! and the general-purpose builtins: `println`, `str`, `pr-str`,
 //! `identity`, `type`, `apply`, `pmap`, `pcalls`.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};
 use crate::value::Value;
@@ -88,6 +90,28 @@ pub(crate) fn get_found(coll: &Value, key: &Value) -> Option<Value> {
             _ => None,
         },
     }
+}
+
+/// Where `path` leads from `coll`, as `get-in` follows it: in place
+/// through maps, sets and vectors, so only a value found past a string
+/// (a character, a new value) is owned. `None` for a missing key (a key
+/// present with a nil value gives nil).
+pub(crate) fn get_in_ref<'a>(coll: &'a Value, path: &'a [Value]) -> Option<Cow<'a, Value>> {
+    let mut cur = coll;
+    for (i, key) in path.iter().enumerate() {
+        match get_ref(cur, key) {
+            Ok(Some(v)) => cur = v,
+            Ok(None) => return None,
+            Err(NeedsCopy) => {
+                let mut owned = get_found(cur, key)?;
+                for key in &path[i + 1..] {
+                    owned = get_found(&owned, key)?;
+                }
+                return Some(Cow::Owned(owned));
+            }
+        }
+    }
+    Some(Cow::Borrowed(cur))
 }
 
 /// A lookup that [`get_ref`] cannot answer with a reference.

@@ -1,12 +1,12 @@
 //! Map functions: lookup, update, merge, keys and values.
 
+use std::borrow::Cow;
+
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{Map, Value};
 
-use super::core::{
-    get, get_found, get_ref, seq_items, seq_view, type_error, vector_result, Items, NeedsCopy,
-};
+use super::core::{get, get_in_ref, seq_items, seq_view, type_error, vector_result, Items};
 use super::{Registry, MANY};
 
 fn get_fn(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -24,29 +24,8 @@ fn path_items(who: &str, path: &Value) -> Result<Vec<Value>, Error> {
 fn get_in(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let default = || args.get(2).cloned().unwrap_or(Value::Nil);
     let path = path_view("get-in", &args[1])?;
-    // Through maps, sets and vectors the path is followed in place and
-    // only the value found is copied; from a string on (a character is
-    // a new value), by copies.
-    let mut cur = &args[0];
-    for (i, key) in path.iter().enumerate() {
-        match get_ref(cur, key) {
-            Ok(Some(v)) => cur = v,
-            // As in Clojure, the default is for a missing key, not a nil
-            // value.
-            Ok(None) => return Ok(default()),
-            Err(NeedsCopy) => {
-                let mut owned = cur.clone();
-                for key in &path[i..] {
-                    match get_found(&owned, key) {
-                        Some(v) => owned = v,
-                        None => return Ok(default()),
-                    }
-                }
-                return Ok(owned);
-            }
-        }
-    }
-    Ok(cur.clone())
+    // As in Clojure, the default is for a missing key, not a nil value.
+    Ok(get_in_ref(&args[0], &path).map_or_else(default, Cow::into_owned))
 }
 
 /// The keys of a path, read in place when it is a vector.
