@@ -996,6 +996,10 @@ fn cli_talks_to_an_openai_compatible_server() {
             data.to_str().unwrap(),
             "--temperature",
             "0",
+            // A turn's default limit is one second of wall time; a machine
+            // busy with other builds can starve the first turn that long.
+            "--program-timeout-ms",
+            "20000",
         ],
         &[("OPENAI_API_KEY", "sk-test")],
     );
