@@ -59,6 +59,56 @@ fn comparisons_on_integers_and_everything_else() {
     assert_eval!("(if (= :a :a) :yes :no)", ":yes");
 }
 
+/// Arithmetic trees of locals, parameters, captured values and integer
+/// constants are computed on machine integers first; whatever is not an
+/// integer, and any overflow, gives what the general path gives. Each
+/// case is compared with the same form whose leaves pass through
+/// `identity` (a call, so no tree).
+#[test]
+fn integer_trees_give_what_the_general_path_gives() {
+    let cases = [
+        "(let [a 2 b 3] (+ a (* b 4) (- a)))",
+        "(let [a 2 b 3] [(inc (* a b)) (dec (- a b)) (- (+ a b)) (* (+ a 1) (- b 1) 2)])",
+        "(let [a 2 b 1.5] (+ a (* b 2)))",
+        "(let [a 2 b 1.5] [(< (+ a 1) b) (= (* a 2) 4) (not= (- a) -2) (>= (* b 2) 3)])",
+        "(let [i 3 n 5] (if (< (+ i 1) n) :yes :no))",
+        "(let [i 3 n 5] (if (= (* i 2) (+ n 1)) :yes :no))",
+        "(((fn [x] (fn [y] (+ x (* x y)))) 3) 4)",
+        "(loop [j 0 acc 0] (if (< j 10) (recur (inc j) (+ acc (+ (* j 10) j 1))) acc))",
+        "(let [a 9223372036854775807] (+ 1 (* a 2)))",
+        "(let [a 9223372036854775807] (- (- a) 2))",
+        "(let [a -9223372036854775808] (- a))",
+        "(let [a nil] (+ (* a 2) 1))",
+        "(let [a \"s\"] (< (+ a 1) 2))",
+        "(let [a 2] (= (* a 2) 4.0))",
+    ];
+    for tree in cases {
+        // The first operand of each call, when it is a name, through
+        // `identity`.
+        let mut general = tree.to_string();
+        for op in ["+", "-", "*", "inc", "dec"] {
+            for name in ["a", "b", "i", "j", "x"] {
+                for end in [" ", ")"] {
+                    general = general.replace(
+                        &format!("({op} {name}{end}"),
+                        &format!("({op} (identity {name}){end}"),
+                    );
+                }
+            }
+        }
+        assert_ne!(tree, general);
+        let (got, want) = (eval(tree), eval(&general));
+        match (&got, &want) {
+            (Ok(a), Ok(b)) => assert_eq!(pr_str(a), pr_str(b), "{tree}"),
+            (Err(a), Err(b)) => {
+                assert_eq!(a.kind(), b.kind(), "{tree}");
+                assert_eq!(a.message(), b.message(), "{tree}");
+            }
+            _ => panic!("{tree}: {got:?} against {want:?}"),
+        }
+    }
+}
+
 #[test]
 fn overflow_is_still_an_arithmetic_error() {
     for src in [

@@ -133,6 +133,13 @@ pub(crate) struct PrimCall {
     pub id: u16,
     pub args: Vec<Expr>,
     pub span: Span,
+    /// The outermost call of a tree of such calls whose leaves are locals,
+    /// parameters, captured values and integer constants (and whose inner
+    /// calls are arithmetic): tried first as machine integers, with no
+    /// value made per inner call. Any leaf that is not an integer, or an
+    /// overflow, leaves the call to the general path, which has no side
+    /// effects to repeat.
+    pub int_tree: bool,
 }
 
 #[derive(Debug)]

@@ -558,7 +558,14 @@ impl<'h> Interp<'h> {
             Expr::CallNative(call) => self
                 .with_args(&call.args, f, |this, args| this.call_native(call.id, args))
                 .map_err(|e| with_span(e, call.span)),
-            Expr::Prim(call) => self.eval_prim(call, f),
+            Expr::Prim(call) => {
+                if call.int_tree {
+                    if let Some(v) = self.int_call(call, f) {
+                        return Ok(v);
+                    }
+                }
+                self.eval_prim(call, f)
+            }
             Expr::Get(get) => self.eval_get(get, f),
             Expr::CallSelf(call) => match f.callee.closure {
                 Some((function, code)) => self
@@ -829,6 +836,11 @@ impl<'h> Interp<'h> {
     /// compared in place, anything else through the builtin.
     #[inline(always)]
     fn prim_test(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult<bool> {
+        if call.int_tree {
+            if let Some(Value::Bool(yes)) = self.int_call(call, f) {
+                return Ok(yes);
+            }
+        }
         if let [a, b] = call.args.as_slice() {
             let rx = self.eval(a, f);
             if let Err(e) = rx {
@@ -850,6 +862,56 @@ impl<'h> Interp<'h> {
             return Ok(truthy(v));
         }
         Ok(truthy(self.eval_prim(call, f)?))
+    }
+
+    /// An integer tree ([`PrimCall::int_tree`]) computed on machine
+    /// integers: an integer, or a boolean for a comparison. `None` when a
+    /// leaf is not an integer or a step overflows (the general path then
+    /// gives the value or the error).
+    #[inline]
+    fn int_call(&self, call: &PrimCall, f: Frame<'_>) -> Option<Value> {
+        match call.args.as_slice() {
+            [a, b] if call.op.is_comparison() => call
+                .op
+                .compare(self.int_operand(a, f)?, self.int_operand(b, f)?)
+                .map(Value::Bool),
+            _ => self.int_arith(call, f).map(Value::Int),
+        }
+    }
+
+    /// An arithmetic call of an integer tree on machine integers.
+    fn int_arith(&self, call: &PrimCall, f: Frame<'_>) -> Option<i64> {
+        match call.args.as_slice() {
+            [a] => call.op.int1(self.int_operand(a, f)?),
+            [a, b] => call
+                .op
+                .arith(self.int_operand(a, f)?, self.int_operand(b, f)?),
+            [a, b, c] => {
+                let ab = call
+                    .op
+                    .arith(self.int_operand(a, f)?, self.int_operand(b, f)?)?;
+                call.op.arith(ab, self.int_operand(c, f)?)
+            }
+            _ => None,
+        }
+    }
+
+    /// An operand of an integer tree as a machine integer.
+    #[inline]
+    fn int_operand(&self, e: &Expr, f: Frame<'_>) -> Option<i64> {
+        let v = match e {
+            Expr::Local(slot) => &self.stack[f.base + *slot as usize],
+            Expr::Arg(i) => &f.callee.args[*i as usize],
+            Expr::Capture(i) => &f.callee.captures[*i as usize],
+            Expr::Const(v) => v,
+            // The analyzer put only arithmetic trees here.
+            Expr::Prim(inner) => return self.int_arith(inner, f),
+            _ => return None,
+        };
+        match v {
+            Value::Int(n) => Some(*n),
+            _ => None,
+        }
     }
 
     /// A call of `Expr::Prim` that has no inline integer result: on

@@ -691,11 +691,22 @@ impl Analyzer {
                 self.take_of_range(&mut call);
             }
             if let Some(op) = PrimOp::of_call(n.name, call.args.len()) {
+                let mut args = call.args;
+                let int_tree = args.iter().all(is_int_operand);
+                if int_tree {
+                    // Its calls are evaluated inside this one's tree.
+                    for arg in &mut args {
+                        if let Expr::Prim(inner) = arg {
+                            inner.int_tree = false;
+                        }
+                    }
+                }
                 return Expr::Prim(Box::new(PrimCall {
                     op,
                     id: call.id,
-                    args: call.args,
+                    args,
                     span,
+                    int_tree,
                 }));
             }
             return Expr::CallNative(Box::new(call));
@@ -967,6 +978,17 @@ pub(crate) fn quote(form: &Form) -> Value {
         FormKind::Regex(src) => Value::str(src),
         FormKind::Quote(inner) => Value::list([Value::Symbol(ArcStr::from("quote")), quote(inner)]),
         FormKind::Var(name) => Value::Var(ArcStr::from(name.as_str())),
+    }
+}
+
+/// Whether `e` can be an operand of an integer tree
+/// ([`PrimCall::int_tree`]): a local, parameter, captured value or integer
+/// constant, or an arithmetic call that is such a tree itself.
+fn is_int_operand(e: &Expr) -> bool {
+    match e {
+        Expr::Local(_) | Expr::Arg(_) | Expr::Capture(_) | Expr::Const(Value::Int(_)) => true,
+        Expr::Prim(call) => call.int_tree && !call.op.is_comparison(),
+        _ => false,
     }
 }
 
