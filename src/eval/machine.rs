@@ -879,7 +879,9 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// An arithmetic call of an integer tree on machine integers.
+    /// An arithmetic call of an integer tree on machine integers (the
+    /// recursive part: operands that are leaves are read inline).
+    #[inline(never)]
     fn int_arith(&self, call: &PrimCall, f: Frame<'_>) -> Option<i64> {
         match call.args.as_slice() {
             [a] => call.op.int1(self.int_operand(a, f)?),
@@ -897,7 +899,7 @@ impl<'h> Interp<'h> {
     }
 
     /// An operand of an integer tree as a machine integer.
-    #[inline]
+    #[inline(always)]
     fn int_operand(&self, e: &Expr, f: Frame<'_>) -> Option<i64> {
         let v = match e {
             Expr::Local(slot) => &self.stack[f.base + *slot as usize],
