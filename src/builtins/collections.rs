@@ -338,11 +338,10 @@ fn sort_values<T: Default>(
     };
     // Stopped by the meter, the sort leaves the items in some order and
     // the run ends with its limit error.
-    let keep_going = |items: usize| crate::meter::work(u32::try_from(items).unwrap_or(u32::MAX));
     if total {
-        super::merge_sort::sort_total_by(items, compare, keep_going);
+        super::merge_sort::sort_total_by(items, compare, sorted_items);
     } else {
-        super::merge_sort::sort_by(items, compare, keep_going);
+        super::merge_sort::sort_by(items, compare, sorted_items);
     }
     match error {
         Some(e) => Err(e),
@@ -381,6 +380,12 @@ fn known_total_order<'a>(
     }
 }
 
+/// Tell the meter a sort has done `items` items' worth of work; false
+/// when the run must stop.
+fn sorted_items(items: usize) -> bool {
+    crate::meter::work(u32::try_from(items).unwrap_or(u32::MAX))
+}
+
 /// Whether `order` (of `sort`, `sort-by`) puts numbers in ascending
 /// (`false`) or descending (`true`) order: none (the natural order),
 /// `:asc`, `:desc`, `<` or `>`. `None` for any other comparator.
@@ -414,9 +419,7 @@ fn sorted_by_number(keys: &[Value], descending: bool) -> Option<Vec<usize>> {
                 order
             }
         };
-        let keep_going =
-            |items: usize| crate::meter::work(u32::try_from(items).unwrap_or(u32::MAX));
-        super::merge_sort::sort_total_by(&mut keyed, compare, keep_going);
+        super::merge_sort::sort_total_by(&mut keyed, compare, sorted_items);
         Some(keyed.into_iter().map(|(_, i)| i as usize).collect())
     }
     match keys.first()? {
