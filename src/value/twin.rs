@@ -30,6 +30,11 @@ impl<T, P> Twin<T, P> {
         })
     }
 
+    /// The persistent twin, if it has been built.
+    pub(super) fn persistent_if_built(&self) -> Option<&P> {
+        self.persistent.get()
+    }
+
     /// The persistent twin, built from the items by `build` on first need.
     pub(super) fn persistent(&self, build: impl FnOnce(&T) -> P) -> &P {
         self.persistent.get_or_init(|| build(&self.items))

@@ -52,6 +52,17 @@ fn tree_of(f: &Flat) -> &Tree {
     f.persistent(|items| items.iter().cloned().collect())
 }
 
+/// Whether a part of `kept` items out of a large array of `len` is better
+/// copied into an array of its own than cut from the array's persistent
+/// twin, which has not been built yet. Building the twin costs more than
+/// copying every item; after it, cutting costs little. Copying at most
+/// half keeps a chain of cuts (`rest` in a loop, `take` of a `take`)
+/// within twice the first array's length in all: a chain that keeps more
+/// builds the twin once and cuts from it.
+fn copy_is_cheaper(kept: usize, len: usize) -> bool {
+    kept <= len / 2
+}
+
 impl Default for Repr {
     fn default() -> Self {
         Repr::Small(Vec::new())
@@ -271,7 +282,12 @@ impl Vector {
                 Vector(Repr::Small(self.iter().take(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => Vector(Repr::Tree(Box::new(tree_of(f).take(count)))),
+            Repr::Flat(f) => match f.persistent_if_built() {
+                None if copy_is_cheaper(count, f.items.len()) => {
+                    Vector::from_vec(f.items[..count].to_vec())
+                }
+                _ => Vector(Repr::Tree(Box::new(tree_of(f).take(count)))),
+            },
             Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.take(count)))),
         }
     }
@@ -287,7 +303,12 @@ impl Vector {
                 Vector(Repr::Small(self.iter().skip(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => Vector(Repr::Tree(Box::new(tree_of(f).skip(count)))),
+            Repr::Flat(f) => match f.persistent_if_built() {
+                None if copy_is_cheaper(rest, f.items.len()) => {
+                    Vector::from_vec(f.items[count..].to_vec())
+                }
+                _ => Vector(Repr::Tree(Box::new(tree_of(f).skip(count)))),
+            },
             Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.skip(count)))),
         }
     }
@@ -609,6 +630,30 @@ mod tests {
         assert_eq!(shared.len(), 101);
         let items: Vec<Value> = shared.clone().into_iter().collect();
         assert_eq!(items.len(), 101);
+    }
+
+    #[test]
+    fn a_small_part_of_a_large_array_is_copied_a_large_part_cut_from_its_twin() {
+        let v = ints(0..1000);
+        let Repr::Flat(f) = &v.0 else {
+            panic!("a large array")
+        };
+        let head = v.take(400);
+        let tail = v.skip(600);
+        assert!(matches!(head.0, Repr::Flat(_)), "copied: an array again");
+        assert!(matches!(tail.0, Repr::Flat(_)));
+        assert!(f.persistent.get().is_none(), "no twin built for a copy");
+        assert_eq!(as_ints(&head), (0..400).collect::<Vec<_>>());
+        assert_eq!(as_ints(&tail), (600..1000).collect::<Vec<_>>());
+        // `rest` in a loop keeps almost everything: the twin is built once
+        // and every later cut comes from a tree.
+        let rest = v.skip(1);
+        assert!(matches!(rest.0, Repr::Tree(_)));
+        assert!(f.persistent.get().is_some());
+        assert_eq!(as_ints(&rest.skip(1)), (2..1000).collect::<Vec<_>>());
+        // Once the twin exists, even a small part comes from it.
+        assert!(matches!(v.take(100).0, Repr::Tree(_)));
+        assert_eq!(as_ints(&v.take(100)), (0..100).collect::<Vec<_>>());
     }
 
     #[test]
