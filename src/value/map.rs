@@ -98,12 +98,19 @@ impl Shape {
         same_key(k, key).then(|| next.clone())
     }
 
+    /// Where the keyword `name` is among the keys, found by its address
+    /// (a keyword made without interning is not found here).
+    #[inline]
+    fn keyword_position(&self, name: &ArcStr) -> Option<usize> {
+        let name = name.as_ptr() as usize;
+        self.names.iter().position(|&n| n == name)
+    }
+
     /// Where `key` is among the keys.
     #[inline]
     fn position(&self, key: &Value) -> Option<usize> {
         if let Value::Keyword(name) = key {
-            let name = name.as_ptr() as usize;
-            if let Some(i) = self.names.iter().position(|&n| n == name) {
+            if let Some(i) = self.keyword_position(name) {
                 return Some(i);
             }
         }
@@ -249,7 +256,21 @@ impl Map {
     /// As a last resort a name with hyphens is tried with underscores
     /// instead, as keyword and as string (`:turn-summaries` finds
     /// `"turn_summaries"`, specification §7.5).
+    #[inline]
     pub fn get_flexible(&self, key: &Value) -> Option<&Value> {
+        // The most common lookup of all, a keyword field of a map read
+        // from JSON, with no call.
+        if let (Repr::Shaped(shape, values), Value::Keyword(name)) = (&self.repr, key) {
+            if let Some(i) = shape.keyword_position(name) {
+                return Some(&values[i]);
+            }
+        }
+        self.get_flexible_slowly(key)
+    }
+
+    /// [`Map::get_flexible`] after its inline case missed.
+    #[inline(never)]
+    fn get_flexible_slowly(&self, key: &Value) -> Option<&Value> {
         self.get(key).or_else(|| match key {
             Value::Keyword(k) => self
                 .get(&Value::shared_str(k))
