@@ -789,7 +789,7 @@ impl<'h> Interp<'h> {
                 if let (Some(i), Some(j), Some(k)) =
                     (int_result(&rx), int_result(&ry), int_result(&rz))
                 {
-                    if let Some(n) = call.op.arith(i, j).and_then(|ij| call.op.arith(ij, k)) {
+                    if let Some(n) = call.op.arith3(i, j, k) {
                         std::mem::forget(rx);
                         std::mem::forget(ry);
                         std::mem::forget(rz);
@@ -888,12 +888,11 @@ impl<'h> Interp<'h> {
             [a, b] => call
                 .op
                 .arith(self.int_operand(a, f)?, self.int_operand(b, f)?),
-            [a, b, c] => {
-                let ab = call
-                    .op
-                    .arith(self.int_operand(a, f)?, self.int_operand(b, f)?)?;
-                call.op.arith(ab, self.int_operand(c, f)?)
-            }
+            [a, b, c] => call.op.arith3(
+                self.int_operand(a, f)?,
+                self.int_operand(b, f)?,
+                self.int_operand(c, f)?,
+            ),
             _ => None,
         }
     }

@@ -83,6 +83,14 @@ impl PrimOp {
         }
     }
 
+    /// The operation on three integers, folded from the left as the
+    /// builtins fold: `(- a b c)` is `(a - b) - c`; `None` as for
+    /// [`PrimOp::arith`].
+    #[inline(always)]
+    pub(crate) fn arith3(self, a: i64, b: i64, c: i64) -> Option<i64> {
+        self.arith(a, b).and_then(|ab| self.arith(ab, c))
+    }
+
     /// A comparison of two integers; `None` for an arithmetic operation.
     #[inline(always)]
     pub(crate) fn compare(self, a: i64, b: i64) -> Option<bool> {
