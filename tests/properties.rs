@@ -177,8 +177,56 @@ fn sortable_numbers() -> impl Strategy<Value = Vec<Value>> {
     ]
 }
 
+/// Items for `reduce`: mostly integers, some near the limits (so sums
+/// and products overflow), and now and then a float, a nil or a string.
+fn reducible_items() -> impl Strategy<Value = Vec<Value>> {
+    let item = prop_oneof![
+        8 => (-50i64..50).prop_map(Value::Int),
+        2 => prop_oneof![Just(i64::MAX - 3), Just(i64::MIN + 3), Just(1i64 << 40)]
+            .prop_map(Value::Int),
+        1 => (-3.0f64..3.0).prop_map(Value::Float),
+        1 => Just(Value::Nil),
+        1 => Just(Value::str("x")),
+    ];
+    prop::collection::vec(item, 0..12)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(CASES))]
+
+    /// `reduce` with `+`, `-` or `*` (folded on machine integers while
+    /// the items are integers and nothing overflows) gives the value or
+    /// the error that a function calling the builtin gives.
+    #[test]
+    fn arithmetic_reduce_agrees_with_a_function(xs in reducible_items(), start in -5i64..5) {
+        let xs_lit = pr_str(&Value::vector(xs));
+        for op in ["+", "-", "*"] {
+            for (fast, general) in [
+                (
+                    format!("(reduce {op} {start} {xs_lit})"),
+                    format!("(reduce (fn [a b] ({op} a b)) {start} {xs_lit})"),
+                ),
+                (
+                    format!("(reduce {op} {xs_lit})"),
+                    format!("(reduce (fn ([] ({op})) ([a b] ({op} a b))) {xs_lit})"),
+                ),
+                (
+                    format!("(reduce {op} 1.5 {xs_lit})"),
+                    format!("(reduce (fn [a b] ({op} a b)) 1.5 {xs_lit})"),
+                ),
+            ] {
+                // The error's place differs (the call in the function's
+                // body against the `reduce`), its kind and message not.
+                let show = |r: Result<Value, ptc_lisp::error::Error>| match r {
+                    Ok(v) => pr_str(&v),
+                    Err(e) => format!("{:?} error: {}", e.kind(), e.message()),
+                };
+                let got = show(crate::util::eval(&fast));
+                let want = show(crate::util::eval(&general));
+                prop_assert_eq!(&got, &want, "{} against {}", fast, general);
+            }
+        }
+    }
 
     /// `sort` and `sort-by` in the natural order, by `:asc`/`:desc` and
     /// by `<`/`>` (sorted as machine numbers when all keys are integers

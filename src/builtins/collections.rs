@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use crate::error::Error;
-use crate::eval::{EvalResult, Interp};
+use crate::eval::{EvalResult, Interp, PrimOp};
 use crate::value::{compare, FixedState, ItemState, Map, Value};
 
 use super::core::{expect_int, field_ref, get, seq_items, seq_view, type_error, vector_result};
@@ -274,7 +274,7 @@ fn map_indexed(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let f = &args[0];
     let items = seq_view(args.last().expect("arity checked"), "reduce")?;
-    let (mut acc, rest) = if args.len() == 3 {
+    let (acc, rest) = if args.len() == 3 {
         (args[1].clone(), &items[..])
     } else {
         match items.split_first() {
@@ -282,6 +282,7 @@ fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             Some((first, rest)) => (first.clone(), rest),
         }
     };
+    let (mut acc, rest) = integer_fold(f, acc, rest);
     for item in rest {
         acc = interp.call(f, &[acc, item.clone()])?;
         if let Value::Reduced(done) = &acc {
@@ -289,6 +290,33 @@ fn reduce(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
     }
     Ok(acc)
+}
+
+/// The start of a `reduce` with `+`, `-` or `*` over integers (`(reduce +
+/// 0 xs)` is the most common reduce of all), folded on machine integers
+/// with no call per item: the result so far and the items left. It stops
+/// before the first item that is not an integer, and before an overflow,
+/// and leaves the rest to the general loop, so results and errors are the
+/// builtin's. Any other function, or an accumulator that is not an
+/// integer, leaves everything to the loop.
+fn integer_fold<'a>(f: &Value, acc: Value, items: &'a [Value]) -> (Value, &'a [Value]) {
+    let (Value::Native(native), Value::Int(start)) = (f, &acc) else {
+        return (acc, items);
+    };
+    let Some(op) = PrimOp::of_call(native.name, 2).filter(|op| op.is_arithmetic()) else {
+        return (acc, items);
+    };
+    let mut total = *start;
+    let mut done = 0;
+    for item in items {
+        let Value::Int(n) = item else { break };
+        let Some(next) = op.arith(total, *n) else {
+            break;
+        };
+        total = next;
+        done += 1;
+    }
+    (Value::Int(total), &items[done..])
 }
 
 fn reduced(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

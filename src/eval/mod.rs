@@ -24,6 +24,7 @@ pub(crate) use analyze::CLOJURE_NAMESPACES;
 pub use host::{DataHost, Definition, Globals, Host, NoHost, ToolContext};
 pub use limits::Limits;
 pub(crate) use machine::{arity_error, EvalResult, Flow, Interp, Stop};
+pub(crate) use prim::PrimOp;
 
 /// The special forms a program can use (`def`, `if`, `let`, `fn`,
 /// `return`, ...), in a stable order; refused forms such as `try` are not

@@ -141,6 +141,10 @@ impl PrimOp {
 
     /// True for the operations whose two-argument result is a boolean.
     #[inline(always)]
+    pub(crate) fn is_arithmetic(self) -> bool {
+        matches!(self, PrimOp::Add | PrimOp::Sub | PrimOp::Mul)
+    }
+
     pub(crate) fn is_comparison(self) -> bool {
         matches!(
             self,
