@@ -328,6 +328,16 @@ fn redaction_keeps_names_and_separators() {
             "Authorization: Bearer <REDACTED>",
         ),
         ("bearer abcdefghijk12345", "bearer <REDACTED>"),
+        // A scheme's word after a secret's name, bracketed or not: the
+        // token after it goes, not the word.
+        (
+            "token\t= (bearer a~~aA_-0_a_aa~~+~aAa ",
+            "token\t= (bearer <REDACTED> ",
+        ),
+        (
+            "token = bearer abcDEF123456ghi",
+            "token = bearer <REDACTED>",
+        ),
     ] {
         assert_eq!(r.redact(text), expected, "{text}");
     }

@@ -106,9 +106,11 @@ const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // escaped quotes, inside a JSON string): a quoted value up to its
         // closing quote, an unquoted one up to a space or a delimiter;
         // never another name (`token: password: x` redacts `x`, and
-        // `token = "api_key": "x"` too).
+        // `token = "api_key": "x"` too), nor a scheme's word, bracketed
+        // or not, whose token the bearer patterns take (`token = (bearer
+        // x` loses `x`, not `(bearer`).
         "assignment",
-        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?![(\[{<]*{name}\s*[:=])(?!(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
+        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?![(\[{<]*{name}\s*[:=])(?![(\[{<]*(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
     ),
     (
         // `pwd=...`, except a directory (`PWD=/home/me`).
