@@ -189,20 +189,23 @@ impl<'t> Scan<'t> {
                     false => None,
                 };
                 let key = match expected {
-                    Some((key, quoted_len)) => {
+                    Some((_, quoted_len)) => {
                         self.at += quoted_len;
-                        key
+                        None
                     }
                     None => {
-                        as_template = false;
-                        reader.key(position, &self.string()?)
+                        if as_template {
+                            as_template = false;
+                            fields.leave_template(reader.template_keys(self.depth));
+                        }
+                        Some(reader.key(position, &self.string()?))
                     }
                 };
                 self.colon()?;
                 let value = self.value(reader)?;
-                let added = match as_template {
-                    true => fields.add_new(key, value, reader.max_items),
-                    false => fields.add(key, value, reader.max_items),
+                let added = match key {
+                    None => fields.add_new(value, reader.max_items),
+                    Some(key) => fields.add(key, value, reader.max_items),
                 };
                 if !added {
                     return None;
@@ -466,6 +469,10 @@ mod tests {
             r#"{"xs": [{"a": {"q": 1, "a": 2}, "x": 0}, {"a": {"q": 1, "a": 2}, "a": 3}]}"#,
             r#"{"xs": [{"a\"b": 1, "c\\d": 2, "e\u0066": 3}, {"a\"b": 4, "c\\d": 5, "ef": 6}]}"#,
             r#"{"xs": [{"ab": 1}, {"abc": 2}, {"a": 3}, {"ab": 4, "ab": 5}, {}, {"ab": 6}]}"#,
+            // A prefix of the template, the template again, the template
+            // and then one of its keys repeated (found only once the keys
+            // the template stood for are written down).
+            r#"{"xs": [{"a": 1, "b": 2, "c": 3}, {"a": 4, "b": 5}, {"a": 6, "b": 7, "c": 8}, {"a": 9, "b": 10, "c": 11, "b": 12}, {"a": 13, "c": 14, "b": 15}]}"#,
         ] {
             assert!(by_fast(text, 100).is_some(), "{text}");
             agree(text, 100);

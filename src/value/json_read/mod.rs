@@ -204,6 +204,13 @@ impl<'t> Reader<'t> {
         id
     }
 
+    /// The keys of the template of `depth` (none before an object was
+    /// read there).
+    #[inline]
+    fn template_keys(&self, depth: usize) -> &[KeyId] {
+        self.templates.get(depth).map_or(&[], |t| &t.keys[..])
+    }
+
     /// The key the template of `depth` expects at `position`, and the
     /// length of its quoted text, when `rest` (the text at an object key)
     /// starts with it.
@@ -218,16 +225,19 @@ impl<'t> Reader<'t> {
     /// `as_template` says whether its keys are that depth's template's,
     /// each in its place. Its keys become the template.
     #[inline]
-    fn finish_object(&mut self, depth: usize, fields: Fields, as_template: bool) -> Value {
-        self.last_object_len = fields.keys.len().min(SHAPE_POSITIONS);
+    fn finish_object(&mut self, depth: usize, mut fields: Fields, as_template: bool) -> Value {
+        self.last_object_len = fields.len().min(SHAPE_POSITIONS);
         if depth >= self.templates.len() {
             self.templates.resize_with(depth + 1, Template::default);
         }
         let template = &self.templates[depth];
-        if as_template && fields.keys.len() == template.keys.len() {
-            if let Some(shape) = &template.shape {
-                return Value::map(Map::from_shape(shape.clone(), fields.values));
+        if as_template {
+            if fields.len() == template.keys.len() {
+                if let Some(shape) = &template.shape {
+                    return Value::map(Map::from_shape(shape.clone(), fields.values));
+                }
             }
+            fields.leave_template(&template.keys);
         }
         let map = self.map_of(&fields.keys, fields.values);
         self.templates[depth] = Template {
@@ -641,6 +651,11 @@ const SCAN_LIMIT: usize = 16;
 
 /// The fields of an object being read: its distinct keys in order, their
 /// values, and, past [`SCAN_LIMIT`] keys, an index of the keys.
+///
+/// While the direct reader finds the keys of its depth's template in
+/// order ([`Fields::add_new`]), `keys` stays empty: they are the
+/// template's first `values.len()` keys, copied only if the object
+/// leaves the template ([`Fields::leave_template`]).
 struct Fields {
     keys: KeyIds,
     values: Vec<Value>,
@@ -661,7 +676,14 @@ impl Fields {
     /// The number of distinct keys so far.
     #[inline]
     fn len(&self) -> usize {
-        self.keys.len()
+        self.values.len()
+    }
+
+    /// The keys so far are the first ones of `template`: write them down,
+    /// for the fields that do not follow it.
+    #[inline(never)]
+    fn leave_template(&mut self, template: &[KeyId]) {
+        self.keys = KeyIds::from_slice(&template[..self.values.len()]);
     }
 
     /// Add a field: a repeated key keeps its first position and its last
@@ -693,14 +715,14 @@ impl Fields {
         true
     }
 
-    /// Add a field whose key is known to differ from the keys so far.
-    /// False, adding nothing, when it would be one more than `max`.
+    /// Add a field whose key is the template's next one (so it differs
+    /// from the keys so far). False, adding nothing, when it would be one
+    /// more than `max`.
     #[inline(always)]
-    fn add_new(&mut self, key: KeyId, value: Value, max: usize) -> bool {
-        if self.keys.len() == max {
+    fn add_new(&mut self, value: Value, max: usize) -> bool {
+        if self.values.len() == max {
             return false;
         }
-        self.keys.push(key);
         self.values.push(value);
         true
     }
