@@ -353,7 +353,9 @@ impl<'t> Scan<'t> {
             }
         }
         self.at = at;
-        let literal = &self.text[start..at];
+        // Sliced only where the standard parsers are needed: slicing a
+        // `str` checks both ends for character boundaries.
+        let literal = || &self.text[start..at];
         match (fraction_len, exponent) {
             (None, false) if negative && integer_len == 1 && digits == 0 => {
                 // serde reads `-0` as the float -0.0.
@@ -364,15 +366,15 @@ impl<'t> Scan<'t> {
                 let n = digits as i64;
                 Some(Value::Int(if negative { -n } else { n }))
             }
-            (None, false) => literal.parse().ok().map(Value::Int),
+            (None, false) => literal().parse().ok().map(Value::Int),
             (Some(fraction_len), false) => {
                 match exact_decimal(digits, integer_len + fraction_len, fraction_len) {
                     Some(f) => Some(Value::Float(if negative { -f } else { f })),
-                    None => literal.parse().ok().map(Value::Float),
+                    None => literal().parse().ok().map(Value::Float),
                 }
             }
             _ => {
-                let f: f64 = literal.parse().ok()?;
+                let f: f64 = literal().parse().ok()?;
                 f.is_finite().then_some(Value::Float(f))
             }
         }

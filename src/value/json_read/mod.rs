@@ -218,7 +218,7 @@ impl<'t> Reader<'t> {
     fn expected_key(&self, depth: usize, position: usize, rest: &[u8]) -> Option<(KeyId, usize)> {
         let id = *self.templates.get(depth)?.keys.get(position)?;
         let quoted = self.quoted_keys[id as usize].as_deref()?;
-        rest.starts_with(quoted).then_some((id, quoted.len()))
+        starts_with_short(rest, quoted).then_some((id, quoted.len()))
     }
 
     /// The map of an object the direct reader read at `depth`;
@@ -367,6 +367,24 @@ impl<'t> Reader<'t> {
                 Value::Str(fresh)
             }
         }
+    }
+}
+
+/// Whether `text` starts with `prefix`: a quoted key, usually short, so
+/// one of 4 to 16 bytes is compared as two overlapping words (inline)
+/// instead of through `memcmp`.
+#[inline(always)]
+fn starts_with_short(text: &[u8], prefix: &[u8]) -> bool {
+    let n = prefix.len();
+    let Some(text) = text.get(..n) else {
+        return false;
+    };
+    let word8 = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("8"));
+    let word4 = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().expect("4"));
+    match n {
+        8..=16 => word8(text, 0) == word8(prefix, 0) && word8(text, n - 8) == word8(prefix, n - 8),
+        4..=7 => word4(text, 0) == word4(prefix, 0) && word4(text, n - 4) == word4(prefix, n - 4),
+        _ => text == prefix,
     }
 }
 
@@ -756,6 +774,35 @@ const SHAPES_KEPT: usize = 32;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_prefixes_compare_as_slices_do() {
+        let text = b"\"category\": 1, \"id\": 2, \"abcdefghijklmnopq\": 3";
+        for n in 0..=20 {
+            for start in 0..text.len() {
+                let prefix = &text[start..(start + n).min(text.len())];
+                for at in 0..text.len() {
+                    let rest = &text[at..];
+                    assert_eq!(
+                        starts_with_short(rest, prefix),
+                        rest.starts_with(prefix),
+                        "{:?} at {at}",
+                        String::from_utf8_lossy(prefix)
+                    );
+                }
+            }
+        }
+        // One byte off at either end, in the middle, and past the end.
+        for (rest, prefix, same) in [
+            (&b"\"price\":"[..], &b"\"price\""[..], true),
+            (b"\"prica\":", b"\"price\"", false),
+            (b"xprice\":", b"\"price\"", false),
+            (b"\"pr", b"\"price\"", false),
+            (b"\"abcdefghijk\"", b"\"abcdefXhijk\"", false),
+        ] {
+            assert_eq!(starts_with_short(rest, prefix), same);
+        }
+    }
 
     fn read(text: &str, max: usize) -> Result<Vec<(String, Value)>, String> {
         read_json_object(text.as_bytes(), "data/", max).map_err(|e| e.to_string())
