@@ -303,7 +303,7 @@ fn integer_fold<'a>(f: &Value, acc: Value, items: &'a [Value]) -> (Value, &'a [V
     let (Value::Native(native), Value::Int(start)) = (f, &acc) else {
         return (acc, items);
     };
-    let Some(op) = PrimOp::of_call(native.name, 2).filter(|op| op.is_arithmetic()) else {
+    let Some(op) = PrimOp::of_call(native.name, 2).filter(|op| op.is_fold()) else {
         return (acc, items);
     };
     let mut total = *start;

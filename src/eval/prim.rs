@@ -139,12 +139,14 @@ impl PrimOp {
         }
     }
 
-    /// True for the operations whose two-argument result is a boolean.
-    #[inline(always)]
-    pub(crate) fn is_arithmetic(self) -> bool {
+    /// True for `+`, `-` and `*`, which fold any number of arguments
+    /// from the left (not `inc`/`dec`).
+    pub(crate) fn is_fold(self) -> bool {
         matches!(self, PrimOp::Add | PrimOp::Sub | PrimOp::Mul)
     }
 
+    /// True for the operations whose two-argument result is a boolean.
+    #[inline(always)]
     pub(crate) fn is_comparison(self) -> bool {
         matches!(
             self,

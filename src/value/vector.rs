@@ -52,15 +52,18 @@ fn tree_of(f: &Flat) -> &Tree {
     f.persistent(|items| items.iter().cloned().collect())
 }
 
-/// Whether a part of `kept` items out of a large array of `len` is better
-/// copied into an array of its own than cut from the array's persistent
-/// twin, which has not been built yet. Building the twin costs more than
-/// copying every item; after it, cutting costs little. Copying at most
-/// half keeps a chain of cuts (`rest` in a loop, `take` of a `take`)
-/// within twice the first array's length in all: a chain that keeps more
-/// builds the twin once and cuts from it.
-fn copy_is_cheaper(kept: usize, len: usize) -> bool {
-    kept <= len / 2
+/// The items of `f` in `range`: copied into an array of their own while
+/// the persistent twin is not built and they are at most half of `f`,
+/// otherwise `cut` from the twin (built now if need be). Building the
+/// twin costs more than copying every item, and after it a cut costs
+/// little. Copying at most half keeps a chain of cuts (`take` of a
+/// `take`) within the first array's length in all; a chain that keeps
+/// more (`rest` in a loop) builds the twin once and cuts from it.
+fn part_of(f: &Flat, range: std::ops::Range<usize>, cut: impl FnOnce(&Tree) -> Tree) -> Vector {
+    if f.persistent_if_built().is_none() && range.len() <= f.items.len() / 2 {
+        return Vector::from_vec(f.items[range].to_vec());
+    }
+    Vector(Repr::Tree(Box::new(cut(tree_of(f)))))
 }
 
 impl Default for Repr {
@@ -282,12 +285,7 @@ impl Vector {
                 Vector(Repr::Small(self.iter().take(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => match f.persistent_if_built() {
-                None if copy_is_cheaper(count, f.items.len()) => {
-                    Vector::from_vec(f.items[..count].to_vec())
-                }
-                _ => Vector(Repr::Tree(Box::new(tree_of(f).take(count)))),
-            },
+            Repr::Flat(f) => part_of(f, 0..count, |t| t.take(count)),
             Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.take(count)))),
         }
     }
@@ -303,12 +301,7 @@ impl Vector {
                 Vector(Repr::Small(self.iter().skip(count).cloned().collect()))
             }
             Repr::Small(_) => unreachable!("a small vector has at most SMALL_MAX items"),
-            Repr::Flat(f) => match f.persistent_if_built() {
-                None if copy_is_cheaper(rest, f.items.len()) => {
-                    Vector::from_vec(f.items[count..].to_vec())
-                }
-                _ => Vector(Repr::Tree(Box::new(tree_of(f).skip(count)))),
-            },
+            Repr::Flat(f) => part_of(f, count..f.items.len(), |t| t.skip(count)),
             Repr::Tree(t) => Vector(Repr::Tree(Box::new(t.skip(count)))),
         }
     }

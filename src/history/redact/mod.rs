@@ -110,7 +110,7 @@ const DEFAULT_PATTERNS: &[(&str, &str)] = &[
         // or not, whose token the bearer patterns take (`token = (bearer
         // x` loses `x`, not `(bearer`).
         "assignment",
-        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?![(\[{<]*{name}\s*[:=])(?![(\[{<]*(?i:bearer|basic|digest)\s)[^\s"',;&\\]{3,})"#,
+        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?![(\[{<]*(?:{name}\s*[:=]|(?i:bearer|basic|digest)\s))[^\s"',;&\\]{3,})"#,
     ),
     (
         // `pwd=...`, except a directory (`PWD=/home/me`).

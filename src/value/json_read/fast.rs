@@ -189,7 +189,7 @@ impl<'t> Scan<'t> {
                     false => None,
                 };
                 let key = match expected {
-                    Some((_, quoted_len)) => {
+                    Some(quoted_len) => {
                         self.at += quoted_len;
                         None
                     }

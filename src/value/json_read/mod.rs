@@ -211,14 +211,14 @@ impl<'t> Reader<'t> {
         self.templates.get(depth).map_or(&[], |t| &t.keys[..])
     }
 
-    /// The key the template of `depth` expects at `position`, and the
-    /// length of its quoted text, when `rest` (the text at an object key)
-    /// starts with it.
+    /// The length of the quoted key the template of `depth` expects at
+    /// `position`, when `rest` (the text at an object key) starts with
+    /// it.
     #[inline]
-    fn expected_key(&self, depth: usize, position: usize, rest: &[u8]) -> Option<(KeyId, usize)> {
+    fn expected_key(&self, depth: usize, position: usize, rest: &[u8]) -> Option<usize> {
         let id = *self.templates.get(depth)?.keys.get(position)?;
         let quoted = self.quoted_keys[id as usize].as_deref()?;
-        starts_with_short(rest, quoted).then_some((id, quoted.len()))
+        starts_with_short(rest, quoted).then_some(quoted.len())
     }
 
     /// The map of an object the direct reader read at `depth`;
