@@ -228,6 +228,24 @@ proptest! {
         }
     }
 
+    /// Splitting on a one-character string (cut where `memchr` finds the
+    /// byte) gives what splitting on the same character as a regex gives,
+    /// with and without a limit, among characters of several bytes.
+    #[test]
+    fn splitting_on_a_character_agrees_with_the_regex_split(
+        text in "[a,é ]{0,24}",
+        limit in prop::option::of(-1i64..4),
+    ) {
+        for sep in [",", " "] {
+            let limit = limit.map_or(String::new(), |n| format!(" {n}"));
+            let by_char = format!("(split \"{text}\" \"{sep}\"{limit})");
+            let by_regex = format!("(split \"{text}\" #\"{sep}\"{limit})");
+            let got = pr_str(&crate::util::eval(&by_char).unwrap());
+            let want = pr_str(&crate::util::eval(&by_regex).unwrap());
+            prop_assert_eq!(&got, &want, "{} against {}", by_char, by_regex);
+        }
+    }
+
     /// `sort` and `sort-by` in the natural order, by `:asc`/`:desc` and
     /// by `<`/`>` (sorted as machine numbers when all keys are integers
     /// or all floats) give what a comparator function gives, stably.

@@ -96,19 +96,18 @@ fn split_on_string(
 }
 
 /// `s` split on the ASCII `byte` into at most `cap` parts (the last
-/// holds the rest), in one pass over the bytes: an ASCII byte is never
-/// inside a longer character, so every cut is at a character boundary.
+/// holds the rest). An ASCII byte is never inside a longer character, so
+/// every cut is at a character boundary.
 fn split_on_byte(s: &str, byte: u8, cap: usize) -> Vec<Value> {
-    // Sized once: the parts are one more than the separators (a
-    // vectorized count).
-    let parts = s.bytes().filter(|&b| b == byte).count() + 1;
+    let bytes = s.as_bytes();
+    // Sized once: the parts are one more than the separators. Both the
+    // count and the search for each cut are vectorized (`memchr`).
+    let parts = memchr::memchr_iter(byte, bytes).count() + 1;
     let mut out = Vec::with_capacity(parts.min(cap));
     let mut start = 0;
-    for (at, b) in s.bytes().enumerate() {
-        if b == byte && out.len() + 1 < cap {
-            out.push(Value::from(&s[start..at]));
-            start = at + 1;
-        }
+    for at in memchr::memchr_iter(byte, bytes).take(cap.saturating_sub(1)) {
+        out.push(Value::from(&s[start..at]));
+        start = at + 1;
     }
     out.push(Value::from(&s[start..]));
     out
