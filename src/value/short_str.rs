@@ -25,6 +25,9 @@ pub const SHORT_MAX: usize = 14;
 #[derive(Clone, Copy)]
 pub struct ShortStr {
     len: u8,
+    /// The text, then zeros: every constructor fills the rest with
+    /// zeros, so two short strings are equal when their lengths and
+    /// whole arrays are (compared as words, with no call to `memcmp`).
     bytes: [u8; SHORT_MAX],
 }
 
@@ -90,7 +93,7 @@ impl ShortStr {
 impl PartialEq for ShortStr {
     #[inline]
     fn eq(&self, other: &ShortStr) -> bool {
-        self.as_bytes() == other.as_bytes()
+        self.len == other.len && self.bytes == other.bytes
     }
 }
 
@@ -129,5 +132,25 @@ mod tests {
         assert_eq!(ShortStr::from_char('😀').as_str(), "😀");
         assert_eq!(ShortStr::new("ab"), ShortStr::new("ab"));
         assert_ne!(ShortStr::new("ab"), ShortStr::new("abc"));
+    }
+
+    #[test]
+    fn equality_is_the_texts_whatever_made_them() {
+        for c in ['a', 'é', '😀', '\0'] {
+            assert_eq!(
+                ShortStr::from_char(c),
+                ShortStr::new(&c.to_string()).unwrap()
+            );
+        }
+        // A text that ends in zero bytes is not a shorter text.
+        assert_ne!(ShortStr::new("a\0"), ShortStr::new("a"));
+        assert_ne!(ShortStr::new(""), ShortStr::new("\0"));
+        assert_eq!(ShortStr::EMPTY, ShortStr::new("").unwrap());
+        let longest = "x".repeat(SHORT_MAX);
+        assert_eq!(ShortStr::new(&longest), ShortStr::new(&longest));
+        assert_ne!(
+            ShortStr::new(&longest),
+            ShortStr::new(&format!("{}y", &longest[1..]))
+        );
     }
 }
