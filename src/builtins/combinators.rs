@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::eval::{arity_error, EvalResult, Interp};
-use crate::value::{compare, Function, FunctionKind, Value};
+use crate::value::{compare, Function, FunctionKind, Value, WhereOp};
 
 use super::core::{expect_fn, field_ref, get_in_ref};
 use super::{Registry, MANY};
@@ -183,11 +183,11 @@ pub(crate) fn call_combinator(
             };
             let holds = match path.as_slice() {
                 // One key: the field is read in place, not copied.
-                [k] => where_holds(field_ref(item, k).unwrap_or(&Value::Nil), op, operand)?,
+                [k] => where_holds(field_ref(item, k).unwrap_or(&Value::Nil), *op, operand)?,
                 // A longer path is followed in place too.
                 _ => match get_in_ref(item, path) {
-                    Some(field) => where_holds(&field, op, operand)?,
-                    None => where_holds(&Value::Nil, op, operand)?,
+                    Some(field) => where_holds(&field, *op, operand)?,
+                    None => where_holds(&Value::Nil, *op, operand)?,
                 },
             };
             Ok(Value::Bool(holds))
@@ -211,12 +211,12 @@ fn where_equal(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> {
+fn where_holds(field: &Value, op: WhereOp, operand: &Value) -> Result<bool, Error> {
     Ok(match op {
-        "truthy" => field.truthy(),
-        "=" => where_equal(field, operand),
-        "not=" => !where_equal(field, operand),
-        ">" | "<" | ">=" | "<=" => {
+        WhereOp::Truthy => field.truthy(),
+        WhereOp::Eq => where_equal(field, operand),
+        WhereOp::NotEq => !where_equal(field, operand),
+        WhereOp::Gt | WhereOp::Lt | WhereOp::Ge | WhereOp::Le => {
             // Mismatched or missing values are simply not matched.
             let comparable =
                 (field.is_number() && operand.is_number()) || (field.is_str() && operand.is_str());
@@ -230,13 +230,13 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
             }
             let o = compare(field, operand).map_err(Error::type_error)?;
             match op {
-                ">" => o == Ordering::Greater,
-                "<" => o == Ordering::Less,
-                ">=" => o != Ordering::Less,
+                WhereOp::Gt => o == Ordering::Greater,
+                WhereOp::Lt => o == Ordering::Less,
+                WhereOp::Ge => o != Ordering::Less,
                 _ => o != Ordering::Greater,
             }
         }
-        "includes" => match (field, field.as_str()) {
+        WhereOp::Includes => match (field, field.as_str()) {
             // A keyword operand stands for its name.
             (_, Some(text)) => operand.as_name().is_some_and(|sub| text.contains(sub)),
             (Value::Vector(items) | Value::List(items), _) => {
@@ -245,7 +245,7 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
             (Value::Set(items), _) => items.iter().any(|x| where_equal(x, operand)),
             _ => false,
         },
-        "in" => match operand {
+        WhereOp::In => match operand {
             Value::Vector(items) | Value::List(items) => {
                 items.iter().any(|x| where_equal(field, x))
             }
@@ -257,11 +257,6 @@ fn where_holds(field: &Value, op: &str, operand: &Value) -> Result<bool, Error> 
                 )))
             }
         },
-        other => {
-            return Err(Error::validation(format!(
-                "Unknown `where` operator `{other}`"
-            )))
-        }
     })
 }
 

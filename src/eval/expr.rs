@@ -179,7 +179,7 @@ pub(crate) struct Case {
 #[derive(Debug)]
 pub(crate) struct WhereExpr {
     pub path: Expr,
-    pub op: ArcStr,
+    pub op: crate::value::WhereOp,
     pub operand: Option<Expr>,
 }
 

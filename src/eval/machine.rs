@@ -1058,7 +1058,7 @@ impl<'h> Interp<'h> {
         };
         Ok(Value::Fn(Arc::new(Function::new(FunctionKind::Where {
             path,
-            op: node.op.clone(),
+            op: node.op,
             operand,
         }))))
     }

@@ -7,6 +7,56 @@ use std::fmt;
 
 use super::{ArcStr, Value};
 
+/// The test a `where` predicate makes of its field: `(where :f)` is
+/// `Truthy`, the others are the operators written in `(where :f op x)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WhereOp {
+    Truthy,
+    Eq,
+    NotEq,
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    Includes,
+    In,
+}
+
+impl WhereOp {
+    /// The operators a `where` form may name, as written.
+    pub const WRITTEN: [WhereOp; 8] = [
+        WhereOp::Eq,
+        WhereOp::NotEq,
+        WhereOp::Gt,
+        WhereOp::Lt,
+        WhereOp::Ge,
+        WhereOp::Le,
+        WhereOp::Includes,
+        WhereOp::In,
+    ];
+
+    /// The operator written `name` in a `where` form (`=`, `not=`, `>`,
+    /// `<`, `>=`, `<=`, `includes`, `in`).
+    pub fn from_name(name: &str) -> Option<WhereOp> {
+        WhereOp::WRITTEN.into_iter().find(|op| op.name() == name)
+    }
+
+    /// The operator as written (`truthy` for a field alone).
+    pub fn name(self) -> &'static str {
+        match self {
+            WhereOp::Truthy => "truthy",
+            WhereOp::Eq => "=",
+            WhereOp::NotEq => "not=",
+            WhereOp::Gt => ">",
+            WhereOp::Lt => "<",
+            WhereOp::Ge => ">=",
+            WhereOp::Le => "<=",
+            WhereOp::Includes => "includes",
+            WhereOp::In => "in",
+        }
+    }
+}
+
 /// A builtin function, referenced from a static table in `builtins`.
 #[derive(Debug)]
 pub struct NativeRef {
@@ -39,10 +89,10 @@ pub enum FunctionKind {
     Fnil(Value, Vec<Value>),
     EveryPred(Vec<Value>),
     SomeFn(Vec<Value>),
-    /// `(where path op value)`: path of keys, operator name, operand.
+    /// `(where path op value)`: path of keys, operator, operand.
     Where {
         path: Vec<Value>,
-        op: ArcStr,
+        op: WhereOp,
         operand: Value,
     },
     AllOf(Vec<Value>),

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 pub use arcstr::ArcStr;
 pub use compare::compare;
-pub use func::{Function, FunctionKind, NativeRef};
+pub use func::{Function, FunctionKind, NativeRef, WhereOp};
 pub(crate) use item_hash::ItemState;
 pub use json::{from_json, has_json_form, to_json};
 pub use json_read::{from_json_checked, read_json_object, ReadError};

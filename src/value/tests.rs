@@ -171,3 +171,15 @@ fn short_strings_are_inline_and_equal_to_the_shared_form() {
     );
     assert_ne!(Value::str("a"), Value::keyword("a"));
 }
+
+#[test]
+fn where_operators_are_read_by_their_written_names_only() {
+    for op in WhereOp::WRITTEN {
+        assert_eq!(WhereOp::from_name(op.name()), Some(op));
+    }
+    // A field alone is a truthy test; `truthy` is not an operator to write.
+    assert_eq!(WhereOp::Truthy.name(), "truthy");
+    for name in ["truthy", "like", "==", "", "IN"] {
+        assert_eq!(WhereOp::from_name(name), None, "{name}");
+    }
+}

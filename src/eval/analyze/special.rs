@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result, Span};
 use crate::reader::{Form, FormKind};
-use crate::value::{ArcStr, Value};
+use crate::value::{ArcStr, Value, WhereOp};
 
 use super::super::expr::{
     Case, Def, Expr, For, ForClause, Let, Recur, ToolCall, ToolName, WhereExpr,
@@ -820,31 +820,30 @@ fn case(a: &mut Analyzer, args: &[Form], span: Span, tail: bool) -> Result<Expr>
     })))
 }
 
-const WHERE_OPERATORS: &[&str] = &["=", "not=", ">", "<", ">=", "<=", "includes", "in"];
-
 fn where_form(a: &mut Analyzer, args: &[Form], span: Span) -> Result<Expr> {
     let hint = "Use `(where :field op value)` with op one of =, not=, >, <, >=, <=, includes, in; or `(where :field)` for a truthy check";
     match args {
         [field] => Ok(Expr::Where(Box::new(WhereExpr {
             path: a.analyze(field, false)?,
-            op: ArcStr::from("truthy"),
+            op: WhereOp::Truthy,
             operand: None,
         }))),
         [field, op, value] => {
-            let op_name = match &op.kind {
-                FormKind::Symbol(s) if WHERE_OPERATORS.contains(&s.as_str()) => s.as_str(),
-                _ => {
-                    return Err(Error::validation(format!(
-                        "Unknown `where` operator `{}`",
-                        super::form_text(op)
-                    ))
-                    .with_hint(hint)
-                    .with_span(op.span))
-                }
+            let written = match &op.kind {
+                FormKind::Symbol(s) => WhereOp::from_name(s),
+                _ => None,
+            };
+            let Some(written) = written else {
+                return Err(Error::validation(format!(
+                    "Unknown `where` operator `{}`",
+                    super::form_text(op)
+                ))
+                .with_hint(hint)
+                .with_span(op.span));
             };
             Ok(Expr::Where(Box::new(WhereExpr {
                 path: a.analyze(field, false)?,
-                op: ArcStr::from(op_name),
+                op: written,
                 operand: Some(a.analyze(value, false)?),
             })))
         }
