@@ -19,6 +19,20 @@ use crate::value::Value;
 /// applies its own nesting limit (128).
 const MAX_DEPTH: usize = 100;
 
+/// Arrays of at most this many items are gathered on the reader's shared
+/// stack and allocated once at their length (a vector grown one push at
+/// a time reallocates at 4, 8 and 16 items, then is shrunk to fit).
+const GATHERED_ITEMS: usize = 16;
+
+/// The items of `stack` from `start` on, moved to a vector of their
+/// exact length. (`Vec::split_off(0)` would hand over the stack's own
+/// buffer, capacity and all.)
+fn take_above(stack: &mut Vec<Value>, start: usize) -> Vec<Value> {
+    let mut items = Vec::with_capacity(stack.len() - start);
+    items.extend(stack.drain(start..));
+    items
+}
+
 /// The top-level object's fields, as [`super::read_json_object`] gives
 /// them; `None` when the text is not a well-formed object within the
 /// limits.
@@ -150,19 +164,40 @@ impl<'t> Scan<'t> {
     #[inline(never)]
     fn array(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         self.enter()?;
-        let mut items = Vec::new();
+        // The first items gather on the reader's shared stack, above
+        // those of the arrays around this one. An array that ends within
+        // `GATHERED_ITEMS` is cut off the stack at its exact length; a
+        // longer one moves to a vector of its own and grows there.
+        let start = reader.array_items.len();
         self.skip_space();
         if self.peek()? == b']' {
             self.at += 1;
-        } else {
-            loop {
-                if items.len() == reader.max_items {
-                    return None;
-                }
-                items.push(self.value(reader)?);
-                if !self.more(b']')? {
-                    break;
-                }
+            self.depth -= 1;
+            return Some(Value::vector(Vec::new()));
+        }
+        loop {
+            if reader.array_items.len() - start == reader.max_items {
+                return None;
+            }
+            let value = self.value(reader)?;
+            reader.array_items.push(value);
+            if !self.more(b']')? {
+                self.depth -= 1;
+                return Some(Value::vector(take_above(&mut reader.array_items, start)));
+            }
+            if reader.array_items.len() - start == GATHERED_ITEMS {
+                break;
+            }
+        }
+        let mut items = take_above(&mut reader.array_items, start);
+        items.reserve(3 * GATHERED_ITEMS);
+        loop {
+            if items.len() == reader.max_items {
+                return None;
+            }
+            items.push(self.value(reader)?);
+            if !self.more(b']')? {
+                break;
             }
         }
         self.depth -= 1;
@@ -659,7 +694,8 @@ mod tests {
         ];
         leaf.prop_recursive(4, 64, 8, |inner| {
             prop_oneof![
-                prop::collection::vec(inner.clone(), 0..8).prop_map(J::Array),
+                // Past `GATHERED_ITEMS`, so both ways of gathering items are read.
+                prop::collection::vec(inner.clone(), 0..24).prop_map(J::Array),
                 prop::collection::vec(("[a-e]{1,2}", inner), 0..18)
                     .prop_map(|kvs| J::Object(kvs.into_iter().collect())),
             ]

@@ -137,6 +137,11 @@ struct Reader<'t> {
     /// The number of keys of the object read last (at most
     /// [`SHAPE_POSITIONS`]), to size the next one.
     last_object_len: usize,
+    /// The items of the small arrays being read, innermost last: an array
+    /// gathers its items here while it is small, so it is allocated once
+    /// at its exact length instead of grown and then shrunk (see
+    /// `fast::Scan::array`).
+    array_items: Vec<Value>,
     prefix: String,
     max_items: usize,
     broken: Option<Broken>,
@@ -168,6 +173,7 @@ impl<'t> Reader<'t> {
             strings: vec![None; STRING_SLOTS],
             shapes: Vec::new(),
             last_object_len: 0,
+            array_items: Vec::new(),
             prefix: prefix.to_string(),
             max_items,
             broken: None,
