@@ -24,13 +24,13 @@ const MAX_DEPTH: usize = 100;
 /// a time reallocates at 4, 8 and 16 items, then is shrunk to fit).
 const GATHERED_ITEMS: usize = 16;
 
-/// The items of `stack` from `start` on, moved to a vector of their
-/// exact length. (`Vec::split_off(0)` would hand over the stack's own
-/// buffer, capacity and all.)
+/// The items of `stack` from `start` on, moved (one copy of their bytes)
+/// to a vector of their exact length. `start` is never 0: the stack's
+/// first slot is a placeholder, because `Vec::split_off(0)` would hand
+/// over the stack's own buffer, capacity and all.
 fn take_above(stack: &mut Vec<Value>, start: usize) -> Vec<Value> {
-    let mut items = Vec::with_capacity(stack.len() - start);
-    items.extend(stack.drain(start..));
-    items
+    debug_assert!(start > 0, "the placeholder stays");
+    stack.split_off(start)
 }
 
 /// The top-level object's fields, as [`super::read_json_object`] gives

@@ -137,10 +137,10 @@ struct Reader<'t> {
     /// The number of keys of the object read last (at most
     /// [`SHAPE_POSITIONS`]), to size the next one.
     last_object_len: usize,
-    /// The items of the small arrays being read, innermost last: an array
-    /// gathers its items here while it is small, so it is allocated once
-    /// at its exact length instead of grown and then shrunk (see
-    /// `fast::Scan::array`).
+    /// The items of the small arrays being read, innermost last, after a
+    /// placeholder: an array gathers its items here while it is small, so
+    /// it is allocated once at its exact length instead of grown and then
+    /// shrunk (see `fast::Scan::array`).
     array_items: Vec<Value>,
     prefix: String,
     max_items: usize,
@@ -173,7 +173,8 @@ impl<'t> Reader<'t> {
             strings: vec![None; STRING_SLOTS],
             shapes: Vec::new(),
             last_object_len: 0,
-            array_items: Vec::new(),
+            // A placeholder first (see `fast::take_above`).
+            array_items: vec![Value::Nil],
             prefix: prefix.to_string(),
             max_items,
             broken: None,
