@@ -332,7 +332,7 @@ fn load_data(
     max_bytes: u64,
     max_items: usize,
 ) -> Result<Vec<(String, ptc_lisp::value::Value)>, String> {
-    let bytes = ptc_lisp::input::read_file_populated(
+    let bytes = ptc_lisp::input::read_file(
         path,
         max_bytes,
         &format!("the data file `{}`", path.display()),
