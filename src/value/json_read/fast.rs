@@ -167,7 +167,9 @@ impl<'t> Scan<'t> {
         // The first items gather on the reader's shared stack, above
         // those of the arrays around this one. An array that ends within
         // `GATHERED_ITEMS` is cut off the stack at its exact length; a
-        // longer one moves to a vector of its own and grows there.
+        // longer one moves to a vector of its own and grows there. Two
+        // loops, not one that asks per item where the item goes: that
+        // branch cost the loading of W8's two long arrays 4%.
         let start = reader.array_items.len();
         self.skip_space();
         if self.peek()? == b']' {
