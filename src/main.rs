@@ -38,31 +38,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Evaluate an expression and print the result in Clojure notation
-    Eval {
-        /// The program text, or `-` to read it from standard input (text
-        /// starting with a hyphen, such as `-17`, is an expression)
-        #[arg(allow_hyphen_values = true)]
-        expr: String,
-        #[command(flatten)]
-        run: RunArgs,
-        /// Print one JSON object on stdout: result (as JSON and in Clojure
-        /// notation), printed lines, error, steps and timing (exit codes
-        /// unchanged; schema in the README)
-        #[arg(long)]
-        json: bool,
-    },
+    Eval(EvalCommand),
     /// Evaluate a program file and print the result in Clojure notation
-    Run {
-        /// The program file (`-` for standard input)
-        file: PathBuf,
-        #[command(flatten)]
-        run: RunArgs,
-        /// Print one JSON object on stdout: result (as JSON and in Clojure
-        /// notation), printed lines, error, steps and timing (exit codes
-        /// unchanged; schema in the README)
-        #[arg(long)]
-        json: bool,
-    },
+    Run(RunCommand),
     /// Run a mission as a multi-turn agent: a model writes PTC-Lisp, the
     /// session runs it, until (return value), (fail reason) or the turn
     /// limit
@@ -91,7 +69,37 @@ enum Command {
     McpServer(Box<cli::mcp::McpServerArgs>),
 }
 
-#[derive(Args)]
+/// `ptc eval`'s arguments.
+#[derive(Args, Debug)]
+struct EvalCommand {
+    /// The program text, or `-` to read it from standard input (text
+    /// starting with a hyphen, such as `-17`, is an expression)
+    #[arg(allow_hyphen_values = true)]
+    expr: String,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print one JSON object on stdout: result (as JSON and in Clojure
+    /// notation), printed lines, error, steps and timing (exit codes
+    /// unchanged; schema in the README)
+    #[arg(long)]
+    json: bool,
+}
+
+/// `ptc run`'s arguments.
+#[derive(Args, Debug)]
+struct RunCommand {
+    /// The program file (`-` for standard input)
+    file: PathBuf,
+    #[command(flatten)]
+    run: RunArgs,
+    /// Print one JSON object on stdout: result (as JSON and in Clojure
+    /// notation), printed lines, error, steps and timing (exit codes
+    /// unchanged; schema in the README)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug)]
 struct RunArgs {
     /// A JSON object file whose keys become `data/` values
     #[arg(long, value_name = "FILE.json")]
@@ -142,46 +150,60 @@ static ALLOC: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, u
 
 fn main() -> ExitCode {
     ptc_lisp::heap::count_with(|| ALLOC.allocated());
-    let cli = Cli::parse();
-    let code = run_command(cli);
+    let invocation = match cli::quick_parse::eval_or_run(std::env::args_os()) {
+        Some(command) => Invocation::Command(command),
+        None => Invocation::from(Cli::parse()),
+    };
+    let code = run_command(invocation);
     // MCP servers started for the command end with it.
     ptc_lisp::mcp::shutdown_all();
     code
 }
 
-fn run_command(cli: Cli) -> ExitCode {
+/// What the command line asks for: a subcommand, or the REPL (no
+/// subcommand) with its options.
+enum Invocation {
+    Command(Command),
+    Repl(Box<ReplArgs>),
+}
+
+impl From<Cli> for Invocation {
+    fn from(cli: Cli) -> Invocation {
+        match cli.command {
+            Some(command) => Invocation::Command(command),
+            None => Invocation::Repl(Box::new(cli.repl)),
+        }
+    }
+}
+
+fn run_command(invocation: Invocation) -> ExitCode {
     // SIGINT and SIGTERM kill the running tools' process groups before
     // `ptc` exits. The interactive REPL keeps Ctrl-C for stopping an
     // evaluation (its own handler) and the agent writes the transcript
     // line of the interrupted turn first (`agent_command`).
-    match &cli.command {
-        Some(Command::Agent(_))
-        | Some(Command::Compact(_))
-        | Some(Command::Config(_))
-        | Some(Command::Completions { .. })
-        | Some(Command::Prompt(_)) => {}
-        Some(Command::Eval { run, .. }) | Some(Command::Run { run, .. })
+    let command = match invocation {
+        Invocation::Command(command) => command,
+        Invocation::Repl(args) => return repl_command(*args),
+    };
+    match &command {
+        Command::Agent(_)
+        | Command::Compact(_)
+        | Command::Config(_)
+        | Command::Completions { .. }
+        | Command::Prompt(_) => {}
+        Command::Eval(EvalCommand { run, .. }) | Command::Run(RunCommand { run, .. })
             if run.tools.is_none() && run.mcp.servers.is_empty() =>
         {
             // No tool can start a process: exiting is all there is to do,
             // and needs no thread (a start costs about 0.2 ms less).
             signals::exit_on(signals::INT_TERM);
         }
-        Some(Command::Eval { .. }) | Some(Command::Run { .. }) | Some(Command::McpServer(_)) => {
+        Command::Eval(_) | Command::Run(_) | Command::McpServer(_) => {
             signals::on_signal(signals::INT_TERM, |_| {});
         }
-        None => {
-            use std::io::IsTerminal;
-            let signals = if std::io::stdin().is_terminal() {
-                signals::TERM
-            } else {
-                signals::INT_TERM
-            };
-            signals::on_signal(signals, |_| {});
-        }
     }
-    match cli.command {
-        Some(Command::Eval { expr, run, json }) => {
+    match command {
+        Command::Eval(EvalCommand { expr, run, json }) => {
             let source = if expr == "-" {
                 match read_stdin() {
                     Ok(s) => s,
@@ -192,7 +214,7 @@ fn run_command(cli: Cli) -> ExitCode {
             };
             evaluate(&source, None, &run, json)
         }
-        Some(Command::Run { file, run, json }) => {
+        Command::Run(RunCommand { file, run, json }) => {
             let source = if file.as_os_str() == "-" {
                 read_stdin()
             } else {
@@ -204,10 +226,10 @@ fn run_command(cli: Cli) -> ExitCode {
                 Err(e) => failure(&e, json),
             }
         }
-        Some(Command::Agent(args)) => agent_command(&args),
-        Some(Command::Compact(args)) => cli::compact::run(&args),
-        Some(Command::Config(command)) => cli::config::run(&command),
-        Some(Command::Prompt(args)) => {
+        Command::Agent(args) => agent_command(&args),
+        Command::Compact(args) => cli::compact::run(&args),
+        Command::Config(command) => cli::config::run(&command),
+        Command::Prompt(args) => {
             // Every message's tokens are counted (`count_tokens`).
             ptc_lisp::tokens::Encoding::O200kBase.preload();
             let mission = match mission_text(&args.mission) {
@@ -230,50 +252,61 @@ fn run_command(cli: Cli) -> ExitCode {
                 Err(e) => usage_error(&e),
             }
         }
-        Some(Command::McpServer(args)) => cli::mcp::run(&args),
-        Some(Command::Completions { shell }) => {
+        Command::McpServer(args) => cli::mcp::run(&args),
+        Command::Completions { shell } => {
             use clap::CommandFactory;
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "ptc", &mut script);
             stdout_line(String::from_utf8_lossy(&script).trim_end());
             ExitCode::SUCCESS
         }
-        None => {
-            let mut args = cli.repl;
-            // The REPL runs the prelude itself (showing its errors and
-            // running it again after `:reset`), not the session factory.
-            let prelude = args.run.prelude.take();
-            let (history, recorder) = match repl_history(&args.budget) {
-                Ok(h) => h,
-                Err(e) => return usage_error(&e),
-            };
-            let config = ptc_lisp::repl::ReplConfig {
-                prelude,
-                max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
-                mission: args.mission.clone().unwrap_or_default(),
-                compression: args.compression(),
-                system_prompt: ptc_lisp::agent::prompt::system_prompt(
-                    ptc_lisp::agent::prompt::PromptOptions {
-                        single_shot: args.max_turns == 1,
-                        signature: None,
-                    },
-                ),
-                policy: history.policy(),
-                counting_model: history.model.unwrap_or_else(|| "gpt-4o".into()),
-                recorder: Some(recorder.clone()),
-            };
-            let run = args.run;
-            let tools = match cli::mcp::ToolSources::load(run.tools.as_deref(), &run.mcp) {
-                Ok(t) => t,
-                Err(e) => return usage_error(&e),
-            };
-            let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run, &tools)));
-            if let Ok(mut r) = recorder.lock() {
-                r.finish();
-            }
-            ExitCode::from(u8::try_from(code).unwrap_or(1))
-        }
     }
+}
+
+/// `ptc` without a subcommand: the REPL.
+fn repl_command(args: ReplArgs) -> ExitCode {
+    use std::io::IsTerminal;
+    // At a terminal the REPL keeps Ctrl-C for stopping an evaluation (its
+    // own handler); piped, SIGINT ends it as SIGTERM does.
+    let signals = if std::io::stdin().is_terminal() {
+        signals::TERM
+    } else {
+        signals::INT_TERM
+    };
+    signals::on_signal(signals, |_| {});
+    let mut args = args;
+    // The REPL runs the prelude itself (showing its errors and
+    // running it again after `:reset`), not the session factory.
+    let prelude = args.run.prelude.take();
+    let (history, recorder) = match repl_history(&args.budget) {
+        Ok(h) => h,
+        Err(e) => return usage_error(&e),
+    };
+    let config = ptc_lisp::repl::ReplConfig {
+        prelude,
+        max_turns: usize::try_from(args.max_turns).unwrap_or(usize::MAX),
+        mission: args.mission.clone().unwrap_or_default(),
+        compression: args.compression(),
+        system_prompt: ptc_lisp::agent::prompt::system_prompt(
+            ptc_lisp::agent::prompt::PromptOptions {
+                single_shot: args.max_turns == 1,
+                signature: None,
+            },
+        ),
+        policy: history.policy(),
+        counting_model: history.model.unwrap_or_else(|| "gpt-4o".into()),
+        recorder: Some(recorder.clone()),
+    };
+    let run = args.run;
+    let tools = match cli::mcp::ToolSources::load(run.tools.as_deref(), &run.mcp) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let code = ptc_lisp::repl::run(config, Box::new(move || build_session(&run, &tools)));
+    if let Ok(mut r) = recorder.lock() {
+        r.finish();
+    }
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
 /// The REPL's history-layer configuration and the recorder of its

@@ -11,7 +11,7 @@ use ptc_lisp::mcp::{McpServerConfig, McpServers};
 use ptc_lisp::session::Session;
 
 /// The `--mcp` option.
-#[derive(Args, Clone, Default)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct McpArgs {
     /// Start an MCP server and make its tools `tool/` functions:
     /// 'NAME=COMMAND ARGS...' (split like a shell command line, no shell

@@ -9,4 +9,5 @@ pub mod config;
 pub mod json_report;
 pub mod mcp;
 pub mod prompt;
+pub mod quick_parse;
 pub mod stats;
