@@ -820,8 +820,17 @@ fn case(a: &mut Analyzer, args: &[Form], span: Span, tail: bool) -> Result<Expr>
     })))
 }
 
+/// The hint of a malformed `where` form, naming the operators from
+/// [`WhereOp::WRITTEN`] (made only when there is an error to show).
+fn where_hint() -> String {
+    let names: Vec<&str> = WhereOp::WRITTEN.iter().map(|op| op.name()).collect();
+    format!(
+        "Use `(where :field op value)` with op one of {}; or `(where :field)` for a truthy check",
+        names.join(", ")
+    )
+}
+
 fn where_form(a: &mut Analyzer, args: &[Form], span: Span) -> Result<Expr> {
-    let hint = "Use `(where :field op value)` with op one of =, not=, >, <, >=, <=, includes, in; or `(where :field)` for a truthy check";
     match args {
         [field] => Ok(Expr::Where(Box::new(WhereExpr {
             path: a.analyze(field, false)?,
@@ -838,7 +847,7 @@ fn where_form(a: &mut Analyzer, args: &[Form], span: Span) -> Result<Expr> {
                     "Unknown `where` operator `{}`",
                     super::form_text(op)
                 ))
-                .with_hint(hint)
+                .with_hint(where_hint())
                 .with_span(op.span));
             };
             Ok(Expr::Where(Box::new(WhereExpr {
@@ -848,13 +857,13 @@ fn where_form(a: &mut Analyzer, args: &[Form], span: Span) -> Result<Expr> {
             })))
         }
         [_, _] => Err(Error::validation("`where` is missing its operator")
-            .with_hint(hint)
+            .with_hint(where_hint())
             .with_span(span)),
         _ => Err(Error::arity(format!(
             "`where` takes 1 or 3 arguments, got {}",
             args.len()
         ))
-        .with_hint(hint)
+        .with_hint(where_hint())
         .with_span(span)),
     }
 }
