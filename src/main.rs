@@ -395,6 +395,11 @@ fn load_data(
     max_bytes: u64,
     max_items: usize,
 ) -> Result<Vec<(String, ptc_lisp::value::Value)>, String> {
+    if let Some(fields) = load_data_in_chunks(path, max_bytes, max_items) {
+        return Ok(fields);
+    }
+    // Not a regular file, over a limit, or not well-formed: read whole,
+    // which says what is wrong and where.
     let bytes = ptc_lisp::input::read_file(
         path,
         max_bytes,
@@ -412,6 +417,22 @@ fn load_data(
         ),
         rule => format!("data file `{}`: {rule}", path.display()),
     })
+}
+
+/// A regular data file's fields, read a chunk at a time, so that the file
+/// is never whole in memory beside its values; `None` when it must be
+/// read whole.
+fn load_data_in_chunks(
+    path: &Path,
+    max_bytes: u64,
+    max_items: usize,
+) -> Option<Vec<(String, ptc_lisp::value::Value)>> {
+    let file = std::fs::File::open(path).ok()?;
+    let metadata = file.metadata().ok()?;
+    if !metadata.is_file() || metadata.len() > max_bytes {
+        return None;
+    }
+    ptc_lisp::value::read_json_object_chunked(file, metadata.len(), max_bytes, "data/", max_items)
 }
 
 /// A session with the data, tools and prelude the options name.

@@ -93,6 +93,60 @@ fn bad_data_files_are_named_in_the_error() {
     assert!(text(&out.stderr).contains("cannot read data file `/nonexistent/x.json`"));
 }
 
+/// A data file of many 64 KiB chunks: records and multi-byte characters
+/// cut by the chunks' ends, a long string, a later field after the array.
+fn large_data_file(name: &str, damage_at_record: Option<usize>) -> std::path::PathBuf {
+    let records: Vec<String> = (0..6000)
+        .map(|i| {
+            if Some(i) == damage_at_record {
+                return format!(r#"{{"id": {i}, "name": "Ré😀 {i}" "qty": {}}}"#, i % 7);
+            }
+            format!(r#"{{"id": {i}, "name": "Ré😀 {i}", "qty": {}}}"#, i % 7)
+        })
+        .collect();
+    let long = "é".repeat(70_000);
+    let json = format!(
+        "{{\"rows\": [\n{}\n], \"long\": \"{long}\", \"after\": [1, 2, 3]}}\n",
+        records.join(",\n")
+    );
+    assert!(json.len() > 5 * 64 * 1024);
+    temp_file(name, &json)
+}
+
+#[test]
+fn a_large_data_file_reads_as_a_small_one() {
+    let data = large_data_file("large.json", None);
+    let out = ptc(
+        &[
+            "eval",
+            "--data",
+            data.to_str().unwrap(),
+            "[(count data/rows) (sum-by :qty data/rows) (:name (nth data/rows 4321)) \
+             (count data/long) data/after]",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "[6000 17997 \"Ré😀 4321\" 70000 [1 2 3]]\n"
+    );
+}
+
+#[test]
+fn an_error_deep_in_a_large_data_file_names_its_line() {
+    let data = large_data_file("large-bad.json", Some(5000));
+    let out = ptc(&["eval", "--data", data.to_str().unwrap(), "1"], None);
+    assert_eq!(out.status.code(), Some(2));
+    // Record 5000 is on line 5002 (after the `{"rows": [` line).
+    assert!(
+        text(&out.stderr)
+            .contains("large-bad.json` is not valid JSON: expected `,` or `}` at line 5002"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn fail_exits_1_and_return_prints_the_value() {
     let out = ptc(&["eval", "(fail \"no luck\")"], None);

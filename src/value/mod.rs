@@ -27,7 +27,7 @@ pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef, WhereOp};
 pub(crate) use item_hash::ItemState;
 pub use json::{from_json, has_json_form, to_json};
-pub use json_read::{from_json_checked, read_json_object, ReadError};
+pub use json_read::{from_json_checked, read_json_object, read_json_object_chunked, ReadError};
 pub use keyword::intern as intern_keyword;
 pub use map::Map;
 pub(crate) use map::{Shape, SMALL_MAP_LIMIT};

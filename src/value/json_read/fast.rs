@@ -10,9 +10,8 @@
 //! its `float_roundtrip` feature) may be one unit in the last place off.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
-use super::{Fields, Reader};
+use super::{Fields, Reader, TopFields};
 use crate::value::Value;
 
 /// Containers nested deeper than this are left to serde's path, which
@@ -37,18 +36,12 @@ fn take_above(stack: &mut Vec<Value>, start: usize) -> Vec<Value> {
 /// them; `None` when the text is not a well-formed object within the
 /// limits.
 pub(super) fn read_fields(reader: &mut Reader<'_>, text: &str) -> Option<Vec<(String, Value)>> {
-    let mut scan = Scan {
-        text,
-        bytes: text.as_bytes(),
-        at: 0,
-        depth: 0,
-    };
+    let mut scan = Scan::new(text, 0, 0);
     scan.skip_space();
     if scan.next()? != b'{' {
         return None;
     }
-    let mut fields: Vec<(String, Value)> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut fields = TopFields::default();
     scan.skip_space();
     if scan.peek()? == b'}' {
         scan.at += 1;
@@ -57,51 +50,54 @@ pub(super) fn read_fields(reader: &mut Reader<'_>, text: &str) -> Option<Vec<(St
             let key = scan.string()?.into_owned();
             scan.colon()?;
             let value = scan.value(reader)?;
-            // A repeated key keeps its first position and its last value.
-            match index.get(&key) {
-                Some(&i) => fields[i].1 = value,
-                None => {
-                    index.insert(key.clone(), fields.len());
-                    fields.push((key, value));
-                }
-            }
+            fields.set(key, value);
             if !scan.more(b'}')? {
                 break;
             }
         }
     }
     scan.skip_space();
-    (scan.at == scan.bytes.len()).then_some(fields)
+    (scan.at == scan.bytes.len()).then(|| fields.into_fields())
 }
 
 /// A position in the text.
-struct Scan<'t> {
+pub(super) struct Scan<'t> {
     text: &'t str,
-    bytes: &'t [u8],
-    at: usize,
+    pub(super) bytes: &'t [u8],
+    pub(super) at: usize,
     /// Containers open around the position.
     depth: usize,
 }
 
 impl<'t> Scan<'t> {
-    fn peek(&self) -> Option<u8> {
+    /// The scan of `text` from byte `at`, inside `depth` containers.
+    pub(super) fn new(text: &'t str, at: usize, depth: usize) -> Scan<'t> {
+        Scan {
+            text,
+            bytes: text.as_bytes(),
+            at,
+            depth,
+        }
+    }
+
+    pub(super) fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
     }
 
-    fn next(&mut self) -> Option<u8> {
+    pub(super) fn next(&mut self) -> Option<u8> {
         let b = self.peek()?;
         self.at += 1;
         Some(b)
     }
 
-    fn skip_space(&mut self) {
+    pub(super) fn skip_space(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
             self.at += 1;
         }
     }
 
     /// The `:` after an object key, with the space around it.
-    fn colon(&mut self) -> Option<()> {
+    pub(super) fn colon(&mut self) -> Option<()> {
         self.skip_space();
         if self.next()? != b':' {
             return None;
@@ -112,7 +108,7 @@ impl<'t> Scan<'t> {
 
     /// After an item: true at a `,` (and the space after it), false at
     /// `close`.
-    fn more(&mut self, close: u8) -> Option<bool> {
+    pub(super) fn more(&mut self, close: u8) -> Option<bool> {
         self.skip_space();
         match self.next()? {
             b',' => {
@@ -128,7 +124,7 @@ impl<'t> Scan<'t> {
     /// [`Scan::array`], so that only containers recurse: a scalar does
     /// not pass back through one more call's return slot.
     #[inline(always)]
-    fn value(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
+    pub(super) fn value(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
         match self.peek()? {
             b'{' => self.object(reader),
             b'[' => self.array(reader),
@@ -258,7 +254,7 @@ impl<'t> Scan<'t> {
     }
 
     /// A string literal: borrowed from the text when it has no escapes.
-    fn string(&mut self) -> Option<Cow<'t, str>> {
+    pub(super) fn string(&mut self) -> Option<Cow<'t, str>> {
         if self.next()? != b'"' {
             return None;
         }
@@ -466,7 +462,7 @@ const POWERS_OF_TEN: [f64; 23] = [
 ];
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::sync::Arc;
@@ -704,7 +700,7 @@ mod tests {
         })
     }
 
-    fn document() -> impl Strategy<Value = String> {
+    pub(in crate::value::json_read) fn document() -> impl Strategy<Value = String> {
         (
             prop::collection::vec(("[a-e]{1,3}", json()), 0..4),
             any::<bool>(),

@@ -22,7 +22,10 @@ use super::map::Shape;
 use super::{ArcStr, Map, Value};
 use crate::error::{Error, ErrorKind};
 
+mod chunked;
 mod fast;
+
+pub use chunked::read_json_object_chunked;
 
 /// Why a JSON document could not become values.
 #[derive(Debug)]
@@ -423,6 +426,30 @@ fn short_string_slot(s: &str) -> usize {
     (h >> 32) as usize & (STRING_SLOTS - 1)
 }
 
+/// The fields of the top-level object as they are read: a repeated key
+/// keeps its first position and its last value.
+#[derive(Default)]
+struct TopFields {
+    fields: Vec<(String, Value)>,
+    index: HashMap<String, usize>,
+}
+
+impl TopFields {
+    fn set(&mut self, key: String, value: Value) {
+        match self.index.get(&key) {
+            Some(&i) => self.fields[i].1 = value,
+            None => {
+                self.index.insert(key.clone(), self.fields.len());
+                self.fields.push((key, value));
+            }
+        }
+    }
+
+    fn into_fields(self) -> Vec<(String, Value)> {
+        self.fields
+    }
+}
+
 /// The top level: an object, read into fields.
 struct TopLevel<'a, 't>(&'a mut Reader<'t>);
 
@@ -443,8 +470,7 @@ impl<'de> Visitor<'de> for TopLevel<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let reader = self.0;
-        let mut fields: Vec<(String, Value)> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut fields = TopFields::default();
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             let key = key.into_owned();
             let value = match map.next_value_seed(Node(reader)) {
@@ -454,16 +480,9 @@ impl<'de> Visitor<'de> for TopLevel<'_, '_> {
                     return Err(e);
                 }
             };
-            // A repeated key keeps its first position and its last value.
-            match index.get(&key) {
-                Some(&i) => fields[i].1 = value,
-                None => {
-                    index.insert(key.clone(), fields.len());
-                    fields.push((key, value));
-                }
-            }
+            fields.set(key, value);
         }
-        Ok(fields)
+        Ok(fields.into_fields())
     }
 }
 
