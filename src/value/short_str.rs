@@ -31,6 +31,29 @@ pub struct ShortStr {
     bytes: [u8; SHORT_MAX],
 }
 
+/// `text` (at most [`SHORT_MAX`] bytes) followed by zeros, gathered in a
+/// register by two overlapping fixed-size loads: a copy of variable
+/// length goes through `memcpy` and writes the array in pieces, which a
+/// later whole load of the value then waits for.
+#[inline(always)]
+fn padded(text: &[u8]) -> [u8; SHORT_MAX] {
+    let len = text.len();
+    let word = |at: usize| u64::from_le_bytes(text[at..at + 8].try_into().unwrap_or_default());
+    let half = |at: usize| u32::from_le_bytes(text[at..at + 4].try_into().unwrap_or_default());
+    // The overlapping parts of the two loads hold the same bytes.
+    let all: u128 = match len {
+        8.. => u128::from(word(0)) | u128::from(word(len - 8)) << (8 * (len - 8)),
+        4.. => u128::from(half(0)) | u128::from(half(len - 4)) << (8 * (len - 4)),
+        _ => text
+            .iter()
+            .enumerate()
+            .fold(0, |all, (i, &b)| all | u128::from(b) << (8 * i)),
+    };
+    let mut bytes = [0; SHORT_MAX];
+    bytes.copy_from_slice(&all.to_le_bytes()[..SHORT_MAX]);
+    bytes
+}
+
 impl ShortStr {
     /// The empty string.
     pub const EMPTY: ShortStr = ShortStr {
@@ -45,12 +68,10 @@ impl ShortStr {
         if len > SHORT_MAX {
             return None;
         }
-        let mut bytes = [0; SHORT_MAX];
-        bytes[..len].copy_from_slice(s.as_bytes());
         Some(ShortStr {
             // At most `SHORT_MAX`, checked above.
             len: len as u8,
-            bytes,
+            bytes: padded(s.as_bytes()),
         })
     }
 
@@ -122,6 +143,16 @@ impl fmt::Display for ShortStr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_length_keeps_its_bytes_then_zeros() {
+        let source: Vec<u8> = (1..=SHORT_MAX as u8).collect();
+        for len in 0..=SHORT_MAX {
+            let mut expected = [0; SHORT_MAX];
+            expected[..len].copy_from_slice(&source[..len]);
+            assert_eq!(padded(&source[..len]), expected, "length {len}");
+        }
+    }
 
     #[test]
     fn keeps_text_up_to_the_limit() {

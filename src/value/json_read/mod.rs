@@ -132,9 +132,9 @@ struct Reader<'t> {
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
     by_position: Vec<KeyId>,
-    /// Recently read short strings, by [`short_string_slot`]: a direct-mapped
+    /// Recently read short strings, by [`short_string_hash`]: a direct-mapped
     /// cache, so a load keeps at most [`STRING_SLOTS`] of them alive.
-    strings: Vec<Option<ArcStr>>,
+    strings: Vec<StringSlot>,
     /// Key lists of recent objects, shared by the objects that repeat them.
     shapes: Vec<(KeyIds, Arc<Shape>)>,
     /// The number of keys of the object read last (at most
@@ -173,7 +173,7 @@ impl<'t> Reader<'t> {
             templates: Vec::new(),
             keys: HashMap::default(),
             by_position: Vec::new(),
-            strings: vec![None; STRING_SLOTS],
+            strings: vec![StringSlot::default(); STRING_SLOTS],
             shapes: Vec::new(),
             last_object_len: 0,
             // A placeholder first (see `fast::take_above`).
@@ -359,25 +359,54 @@ impl<'t> Reader<'t> {
 
     /// `s` as a value: inside the value when it is short, else shared
     /// with an equal string of a few more bytes read before it.
+    #[inline]
     fn shared_string(&mut self, s: &str) -> Value {
-        if let Some(short) = crate::value::ShortStr::new(s) {
-            return Value::ShortStr(short);
+        match crate::value::ShortStr::new(s) {
+            Some(short) => Value::ShortStr(short),
+            None => self.long_string(s),
         }
+    }
+
+    /// [`Reader::shared_string`] of a string too long to be kept inside a
+    /// value.
+    #[inline(never)]
+    fn long_string(&mut self, s: &str) -> Value {
         if s.len() > SHARED_STRING_BYTES {
             return Value::Str(ArcStr::from(s));
         }
         // Short strings often repeat (a status, a category, a tag): one
         // allocation is shared by the repeats that land in the same slot.
-        let slot = &mut self.strings[short_string_slot(s)];
-        match slot {
-            Some(shared) if shared.as_str() == s => Value::Str(shared.clone()),
-            _ => {
-                let fresh = ArcStr::from(s);
-                *slot = Some(fresh.clone());
-                Value::Str(fresh)
+        let hash = short_string_hash(s);
+        let slot = &mut self.strings[(hash >> 32) as usize & (STRING_SLOTS - 1)];
+        if slot.hash == hash {
+            if let Some(shared) = &slot.shared {
+                if shared.as_str() == s {
+                    return Value::Str(shared.clone());
+                }
             }
         }
+        let fresh = ArcStr::from(s);
+        // A string takes a slot that is free, or one it found taken once
+        // before: a run of distinct strings (names, ids) leaves the slots'
+        // strings alone, neither read nor released.
+        if slot.shared.is_none() || slot.missed == hash {
+            slot.hash = hash;
+            slot.shared = Some(fresh.clone());
+        } else {
+            slot.missed = hash;
+        }
+        Value::Str(fresh)
     }
+}
+
+/// A slot of the short-string cache ([`Reader::strings`]).
+#[derive(Clone, Default)]
+struct StringSlot {
+    /// The hash of `shared`'s text.
+    hash: u64,
+    shared: Option<ArcStr>,
+    /// The hash of the last string that found another one here.
+    missed: u64,
 }
 
 /// Whether `text` starts with `prefix`: a quoted key, usually short, so
@@ -415,15 +444,16 @@ const SHARED_STRING_BYTES: usize = 24;
 /// Slots of the short-string cache (a power of two).
 const STRING_SLOTS: usize = 512;
 
-/// The cache slot of a short string: a multiplicative hash of its bytes.
-fn short_string_slot(s: &str) -> usize {
+/// The hash of a short string, whose high half picks its cache slot: a
+/// multiplicative hash of its bytes.
+fn short_string_hash(s: &str) -> u64 {
     let mut h: u64 = s.len() as u64;
     for chunk in s.as_bytes().chunks(8) {
         let mut word = [0u8; 8];
         word[..chunk.len()].copy_from_slice(chunk);
         h = (h ^ u64::from_le_bytes(word)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
-    (h >> 32) as usize & (STRING_SLOTS - 1)
+    h
 }
 
 /// The fields of the top-level object as they are read: a repeated key
@@ -875,6 +905,35 @@ mod tests {
         assert!(matches!(&xs[1], Value::ShortStr(s) if s.as_str() == "closed"));
         assert!(!ArcStr::ptr_eq(&text(3), &text(4)));
         assert_eq!(text(3), text(4));
+    }
+
+    #[test]
+    fn a_string_that_repeats_takes_its_slot_from_one_that_did_not() {
+        // More distinct strings than slots, so some land where another is.
+        let distinct: Vec<String> = (0..2 * STRING_SLOTS)
+            .map(|i| format!("distinct string {i}"))
+            .collect();
+        let mut reader = Reader::new("data/", 100);
+        for s in &distinct {
+            reader.shared_string(s);
+        }
+        // A string whose slot holds another, that another missed since.
+        let elsewhere = |s: &str| {
+            let hash = short_string_hash(s);
+            let slot = &reader.strings[(hash >> 32) as usize & (STRING_SLOTS - 1)];
+            slot.hash != hash && slot.missed != hash
+        };
+        let repeated = distinct.iter().find(|s| elsewhere(s)).unwrap().clone();
+        // Read again, it is noted; the next time it takes the slot, and
+        // later reads share it.
+        let mut read = || match &reader.shared_string(&repeated) {
+            Value::Str(s) => s.clone(),
+            other => panic!("{other:?}"),
+        };
+        let (first, second, third) = (read(), read(), read());
+        assert!(!ArcStr::ptr_eq(&first, &second));
+        assert!(ArcStr::ptr_eq(&second, &third));
+        assert_eq!(first, third);
     }
 
     #[test]
