@@ -531,6 +531,7 @@ fn evaluate(source: &str, file: Option<&Path>, args: &RunArgs, json: bool) -> Ex
 fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: bool) -> ExitCode {
     use std::time::Instant;
     let mut stats = cli::stats::RunStats::default();
+    let anon_before = cli::stats::anon_rss_bytes();
     let started = Instant::now();
     let tools = match cli::mcp::ToolSources::load(args.tools.as_deref(), &args.mcp) {
         Ok(t) => t,
@@ -541,6 +542,9 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
         Err(e) => return failure(&e, json),
     };
     stats.read_data = started.elapsed();
+    if let (Some(before), Some(after)) = (anon_before, cli::stats::anon_rss_bytes()) {
+        stats.data_memory = Some(after.saturating_sub(before));
+    }
     keep_large_blocks_on_the_heap();
     let compile = || {
         let started = Instant::now();

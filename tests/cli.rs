@@ -134,6 +134,31 @@ fn a_large_data_file_reads_as_a_small_one() {
 }
 
 #[test]
+fn stats_tell_the_memory_the_data_took() {
+    let data = large_data_file("large-stats.json", None);
+    let size = std::fs::metadata(&data).unwrap().len();
+    let out = ptc(
+        &[
+            "eval",
+            "--stats=json",
+            "--data",
+            data.to_str().unwrap(),
+            "1",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(text(&out.stderr).trim()).unwrap();
+    // 6,000 maps of three values and a long string: more than the long
+    // string, less than four times the file (the file is never held whole).
+    let data_memory = json["data_memory_bytes"].as_u64().unwrap();
+    assert!(
+        data_memory > 140_000 && data_memory < 4 * size,
+        "{data_memory} for {size}: {json}"
+    );
+}
+
+#[test]
 fn an_error_deep_in_a_large_data_file_names_its_line() {
     let data = large_data_file("large-bad.json", Some(5000));
     let out = ptc(&["eval", "--data", data.to_str().unwrap(), "1"], None);

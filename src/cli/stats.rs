@@ -2,8 +2,8 @@
 //! phase of a run (read data, parse, analyze, evaluate, print), the
 //! evaluation's median and spread over repeated runs on the same loaded
 //! data (and of each repetition's parse, analysis and evaluation
-//! together, warm), the steps taken and the process's peak memory,
-//! printed on stderr as one line or one JSON object.
+//! together, warm), the steps taken, the process's peak memory and the
+//! memory the data took, printed on stderr as one line or one JSON object.
 
 use std::time::Duration;
 
@@ -29,6 +29,9 @@ pub struct RunStats {
     pub print: Duration,
     /// Steps of the last evaluation.
     pub steps: u64,
+    /// The anonymous resident memory reading the data added (see
+    /// [`anon_rss_bytes`]), where the system tells it.
+    pub data_memory: Option<u64>,
 }
 
 fn ms(d: Duration) -> f64 {
@@ -70,6 +73,7 @@ impl RunStats {
                 "run_ms": {"median": run_median, "min": run_min, "max": run_max, "runs": self.runs.len()},
                 "steps": self.steps,
                 "peak_rss_bytes": rss,
+                "data_memory_bytes": self.data_memory,
             })
             .to_string(),
             StatsFormat::Text => {
@@ -94,6 +98,9 @@ impl RunStats {
                 if let Some(rss) = rss {
                     line.push_str(&format!("; peak memory {:.1} MB", rss as f64 / 1_000_000.0));
                 }
+                if let Some(data) = self.data_memory {
+                    line.push_str(&format!(" (data {:.1} MB)", data as f64 / 1_000_000.0));
+                }
                 line
             }
         }
@@ -101,9 +108,24 @@ impl RunStats {
 }
 
 /// The process's peak resident set (`VmHWM`), where the system tells it.
+/// Most of it, for a small run, is the program's own code.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident anonymous memory (`RssAnon`: its heap and
+/// stacks, not the pages of its code or of files), where the system tells
+/// it. Its growth over reading the data is the data's memory: the values
+/// and the allocator's overhead. glibc keeps freed heap pages, so this
+/// includes the reading's own temporaries.
+pub fn anon_rss_bytes() -> Option<u64> {
+    status_bytes("RssAnon:")
+}
+
+/// A size field of `/proc/self/status`, in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
@@ -126,8 +148,10 @@ mod tests {
             evals: vec![Duration::from_millis(2), Duration::from_millis(4)],
             runs: vec![Duration::from_millis(3), Duration::from_millis(5)],
             steps: 7,
+            data_memory: Some(2_500_000),
             ..RunStats::default()
         };
+        assert!(stats.render(StatsFormat::Text).ends_with(" (data 2.5 MB)"));
         let json: serde_json::Value =
             serde_json::from_str(&stats.render(StatsFormat::Json)).unwrap();
         for phase in ["read_data", "parse", "analyze", "eval", "print"] {
@@ -139,5 +163,6 @@ mod tests {
         assert_eq!(json["run_ms"]["runs"], 2);
         assert_eq!(json["steps"], 7);
         assert!(json.get("peak_rss_bytes").is_some());
+        assert_eq!(json["data_memory_bytes"], 2_500_000);
     }
 }
