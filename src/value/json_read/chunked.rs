@@ -47,12 +47,8 @@ fn read_fields<R: Read>(
     reader: &mut Reader<'_>,
 ) -> Option<Vec<(String, Value)>> {
     let empty = window.step(0, reader, |scan, _| {
-        scan.skip_space();
         (scan.next()? == b'{').then_some(())?;
-        scan.skip_space();
-        let empty = scan.peek()? == b'}';
-        scan.at += usize::from(empty);
-        Some(empty)
+        closes(scan, b'}')
     })?;
     let mut fields = TopFields::default();
     if !empty {
@@ -96,12 +92,7 @@ fn read_fields<R: Read>(
 /// A field's array, its `[` read, an item per step; and whether another
 /// field follows it.
 fn read_array<R: Read>(window: &mut Window<R>, reader: &mut Reader<'_>) -> Option<(Value, bool)> {
-    let empty = window.step(1, reader, |scan, _| {
-        scan.skip_space();
-        let empty = scan.peek()? == b']';
-        scan.at += usize::from(empty);
-        Some(empty)
-    })?;
+    let empty = window.step(1, reader, |scan, _| closes(scan, b']'))?;
     let mut items = Vec::new();
     if !empty {
         loop {
@@ -122,6 +113,15 @@ fn read_array<R: Read>(window: &mut Window<R>, reader: &mut Reader<'_>) -> Optio
     }
     let more = window.step(0, reader, |scan, _| scan.more(b'}'))?;
     Some((Value::vector(items), more))
+}
+
+/// Whether `close` comes next, read if so: the object or array just
+/// opened is empty.
+fn closes(scan: &mut Scan<'_>, close: u8) -> Option<bool> {
+    scan.skip_space();
+    let closes = scan.peek()? == close;
+    scan.at += usize::from(closes);
+    Some(closes)
 }
 
 /// The text read from the stream and not yet consumed.
