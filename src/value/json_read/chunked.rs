@@ -1,15 +1,18 @@
 //! JSON text read from a stream a chunk at a time, so that a large data
 //! file is never whole in memory beside the values made from it: the peak
-//! of a load is the values plus one chunk, not the values plus the file.
+//! of a load is the values plus about one chunk, not the values plus the
+//! file (unless one step, below, is longer than half a chunk).
 //!
 //! The direct reader ([`super::fast`]) reads the text in steps: the
 //! opening of the top-level object, each key, each item of an array that
 //! is a field's value (the records of a typical data file), each other
 //! field value whole. A step that runs out of text before the stream ends
-//! is read again once more text is there; its partial values are dropped.
-//! A step larger than half a chunk has the rest of the stream read at
-//! once, so no step is read more than twice. The values are those of the
-//! whole-text reader, key and string sharing included.
+//! is read again on more text, its partial values dropped: one chunk
+//! more, or, once the step has taken half a chunk, the whole rest of the
+//! stream. So a step is read at most three times, and a long one (a large
+//! string or nested object at the top level) has the rest of the file in
+//! memory, as a whole read would. The values are those of the whole-text
+//! reader, key and string sharing included.
 //!
 //! Anything the direct reader gives up on (bad text, a broken limit, text
 //! that is not UTF-8, a stream over its byte limit or failing to read)
@@ -157,10 +160,10 @@ impl<R: Read> Window<R> {
         }
     }
 
-    /// Run `step` on the text from the current position (space
-    /// skipped), `depth` containers deep, and move past what it read. A step that fails
-    /// before the stream's end is run again on more text; once the stream
-    /// is read to its end, its failure is final.
+    /// Run `step` on the text from the current position (space skipped),
+    /// `depth` containers deep, and move past what it read. A step that
+    /// fails before the stream's end is run again on more text; once the
+    /// stream is read to its end, its failure is final.
     fn step<T>(
         &mut self,
         depth: usize,
