@@ -128,12 +128,14 @@ impl InputError {
 
 /// The error for an input over its limit.
 pub fn too_large(what: &str, limit: u64, limit_name: &str) -> Error {
+    // The size in larger units too, when it has one (not "12 bytes (12 bytes)").
+    let size = match human_bytes(limit) {
+        human if limit < 1024 => human,
+        human => format!("{limit} bytes ({human})"),
+    };
     Error::new(
         ErrorKind::InputLimit,
-        format!(
-            "{what} is larger than the limit of {limit} bytes ({}) {limit_name}",
-            human_bytes(limit)
-        ),
+        format!("{what} is larger than the limit of {size} {limit_name}"),
     )
 }
 
@@ -171,6 +173,11 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert_eq!(read_bytes(&b"abc"[..], 3, "x", "y").unwrap(), b"abc");
+        let small = too_large("the input", 1000, "for tests");
+        assert_eq!(
+            small.message(),
+            "the input is larger than the limit of 1000 bytes for tests"
+        );
     }
 
     #[test]
