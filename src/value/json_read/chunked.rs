@@ -103,12 +103,14 @@ fn read_array<R: Read>(window: &mut Window<R>, reader: &mut Reader<'_>) -> Optio
                 return None;
             }
             // The item with what follows it, so that a number cut short by
-            // the end of the text is not taken for the whole number.
-            let (item, more) = window.step(1, reader, |scan, reader| {
-                let item = scan.value(reader)?;
-                Some((item, scan.more(b']')?))
+            // the end of the text is not taken for the whole number. A step
+            // run again first drops what its failed run pushed.
+            let count = items.len();
+            let more = window.step(1, reader, |scan, reader| {
+                items.truncate(count);
+                scan.push_value(reader, &mut items)?;
+                scan.more(b']')
             })?;
-            items.push(item);
             if !more {
                 break;
             }

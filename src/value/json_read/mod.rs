@@ -363,16 +363,16 @@ impl<'t> Reader<'t> {
     fn shared_string(&mut self, s: &str) -> Value {
         match crate::value::ShortStr::new(s) {
             Some(short) => Value::ShortStr(short),
-            None => self.long_string(s),
+            None => Value::Str(self.long_string(s)),
         }
     }
 
     /// [`Reader::shared_string`] of a string too long to be kept inside a
-    /// value.
+    /// value (returned as its pointer, in a register).
     #[inline(never)]
-    fn long_string(&mut self, s: &str) -> Value {
+    fn long_string(&mut self, s: &str) -> ArcStr {
         if s.len() > SHARED_STRING_BYTES {
-            return Value::Str(ArcStr::from(s));
+            return ArcStr::from(s);
         }
         // Short strings often repeat (a status, a category, a tag): one
         // allocation is shared by the repeats that land in the same slot.
@@ -381,7 +381,7 @@ impl<'t> Reader<'t> {
         if slot.hash == hash {
             if let Some(shared) = &slot.shared {
                 if shared.as_str() == s {
-                    return Value::Str(shared.clone());
+                    return shared.clone();
                 }
             }
         }
@@ -395,7 +395,7 @@ impl<'t> Reader<'t> {
         } else {
             slot.missed = hash;
         }
-        Value::Str(fresh)
+        fresh
     }
 }
 
@@ -727,7 +727,7 @@ const SCAN_LIMIT: usize = 16;
 /// values, and, past [`SCAN_LIMIT`] keys, an index of the keys.
 ///
 /// While the direct reader finds the keys of its depth's template in
-/// order ([`Fields::add_new`]), `keys` stays empty: they are the
+/// order ([`Fields::has_room`]), `keys` stays empty: they are the
 /// template's first `values.len()` keys, copied only if the object
 /// leaves the template ([`Fields::leave_template`]).
 struct Fields {
@@ -760,6 +760,13 @@ impl Fields {
         self.keys = KeyIds::from_slice(&template[..self.values.len()]);
     }
 
+    /// Whether a field with a new key (from the template) keeps within
+    /// `max`; its value then goes straight onto `values`.
+    #[inline(always)]
+    fn has_room(&self, max: usize) -> bool {
+        self.values.len() < max
+    }
+
     /// Add a field: a repeated key keeps its first position and its last
     /// value. False, adding nothing, when a new key would be one more than
     /// `max`.
@@ -786,18 +793,6 @@ impl Fields {
                 self.values.push(value);
             }
         }
-        true
-    }
-
-    /// Add a field whose key is the template's next one (so it differs
-    /// from the keys so far). False, adding nothing, when it would be one
-    /// more than `max`.
-    #[inline(always)]
-    fn add_new(&mut self, value: Value, max: usize) -> bool {
-        if self.values.len() == max {
-            return false;
-        }
-        self.values.push(value);
         true
     }
 
