@@ -143,11 +143,13 @@ impl<'t> Scan<'t> {
         }
     }
 
-    /// [`Scan::value`] pushed onto `out`. Scalars are built in registers
-    /// and stored once, where they stay: a value returned through memory
-    /// is written there in pieces, and the whole load that moves it on
-    /// waits for them (a store-forwarding stall; `perf annotate` put a
-    /// third of `Scan::object`'s samples there).
+    /// [`Scan::value`] pushed onto `out`, built in the arm that pushes it
+    /// from a number or string that came back in registers. A `Value`
+    /// returned through memory is written there in pieces, and the
+    /// 16-byte load that moves it on waits for them (a store-forwarding
+    /// stall: `perf annotate` put a third of `Scan::object`'s samples
+    /// there); fewer values now pass through such a slot, though the
+    /// compiler still builds some in one.
     #[inline(always)]
     pub(super) fn push_value(
         &mut self,
