@@ -29,8 +29,9 @@ pub struct RunStats {
     pub print: Duration,
     /// Steps of the last evaluation.
     pub steps: u64,
-    /// The anonymous resident memory reading the data added (see
-    /// [`anon_rss_bytes`]), where the system tells it.
+    /// The anonymous resident memory setting up the session added (see
+    /// [`anon_rss_bytes`]): reading the data, and the tools and prelude
+    /// if any. Where the system tells it.
     pub data_memory: Option<u64>,
 }
 
