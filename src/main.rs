@@ -346,13 +346,11 @@ fn repl_history(
 /// trim threshold to twice that (`mallopt(3)`, "dynamic mmap
 /// threshold"); this block is mapped, never written and freed at once,
 /// so later requests up to 16 MiB come from the heap, and up to 32 MiB
-/// freed at its top stay there to be reused. Without it, only a run whose
-/// `--data` file was large got that (the file's buffer, freed after
-/// reading, raised the threshold): BENCHMARKS.md, eleventh and twelfth
-/// rounds. Called after the data is read: the file's buffer stays a
-/// mapping of its own, given back when the reading is done, so it does
-/// not add to the peak memory of the evaluation. Other allocators take
-/// it as one allocation freed.
+/// freed at its top stay there to be reused (BENCHMARKS.md, eleventh and
+/// twelfth rounds). Called after the data is read, so that a data file
+/// read whole (one that is not a regular file, or has an error to report)
+/// keeps its buffer a mapping of its own, given back when the reading is
+/// done. Other allocators take it as one allocation freed.
 fn keep_large_blocks_on_the_heap() {
     // Just under 16 MiB: glibc raises the threshold only for a block of
     // at most its ceiling (32 MiB here), counting the block's header.

@@ -377,7 +377,7 @@ impl<'t> Reader<'t> {
         // Short strings often repeat (a status, a category, a tag): one
         // allocation is shared by the repeats that land in the same slot.
         let hash = short_string_hash(s);
-        let slot = &mut self.strings[(hash >> 32) as usize & (STRING_SLOTS - 1)];
+        let slot = &mut self.strings[string_slot(hash)];
         if slot.hash == hash {
             if let Some(shared) = &slot.shared {
                 if shared.as_str() == s {
@@ -444,7 +444,12 @@ const SHARED_STRING_BYTES: usize = 24;
 /// Slots of the short-string cache (a power of two).
 const STRING_SLOTS: usize = 512;
 
-/// The hash of a short string, whose high half picks its cache slot: a
+/// The cache slot of a short string's hash: from its high half.
+fn string_slot(hash: u64) -> usize {
+    (hash >> 32) as usize & (STRING_SLOTS - 1)
+}
+
+/// The hash of a short string ([`string_slot`] picks its cache slot): a
 /// multiplicative hash of its bytes.
 fn short_string_hash(s: &str) -> u64 {
     let mut h: u64 = s.len() as u64;
@@ -915,7 +920,7 @@ mod tests {
         // A string whose slot holds another, that another missed since.
         let elsewhere = |s: &str| {
             let hash = short_string_hash(s);
-            let slot = &reader.strings[(hash >> 32) as usize & (STRING_SLOTS - 1)];
+            let slot = &reader.strings[string_slot(hash)];
             slot.hash != hash && slot.missed != hash
         };
         let repeated = distinct.iter().find(|s| elsewhere(s)).unwrap().clone();
