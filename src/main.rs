@@ -78,11 +78,8 @@ struct EvalCommand {
     expr: String,
     #[command(flatten)]
     run: RunArgs,
-    /// Print one JSON object on stdout: result (as JSON and in Clojure
-    /// notation), printed lines, error, steps and timing (exit codes
-    /// unchanged; schema in the README)
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    output: JsonFlag,
 }
 
 /// `ptc run`'s arguments.
@@ -92,6 +89,13 @@ struct RunCommand {
     file: PathBuf,
     #[command(flatten)]
     run: RunArgs,
+    #[command(flatten)]
+    output: JsonFlag,
+}
+
+/// `--json` of `eval` and `run`.
+#[derive(Args, Debug)]
+struct JsonFlag {
     /// Print one JSON object on stdout: result (as JSON and in Clojure
     /// notation), printed lines, error, steps and timing (exit codes
     /// unchanged; schema in the README)
@@ -203,7 +207,11 @@ fn run_command(invocation: Invocation) -> ExitCode {
         }
     }
     match command {
-        Command::Eval(EvalCommand { expr, run, json }) => {
+        Command::Eval(EvalCommand {
+            expr,
+            run,
+            output: JsonFlag { json },
+        }) => {
             let source = if expr == "-" {
                 match read_stdin() {
                     Ok(s) => s,
@@ -214,7 +222,11 @@ fn run_command(invocation: Invocation) -> ExitCode {
             };
             evaluate(&source, None, &run, json)
         }
-        Command::Run(RunCommand { file, run, json }) => {
+        Command::Run(RunCommand {
+            file,
+            run,
+            output: JsonFlag { json },
+        }) => {
             let source = if file.as_os_str() == "-" {
                 read_stdin()
             } else {
