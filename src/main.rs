@@ -437,11 +437,14 @@ fn load_data_in_chunks(
     max_bytes: u64,
     max_items: usize,
 ) -> Option<Vec<(String, ptc_lisp::value::Value)>> {
-    let file = std::fs::File::open(path).ok()?;
-    let metadata = file.metadata().ok()?;
+    // Looked at before it is opened: a named pipe opened and closed here
+    // unread could lose what its writer sends before the whole read opens
+    // it again.
+    let metadata = std::fs::metadata(path).ok()?;
     if !metadata.is_file() || metadata.len() > max_bytes {
         return None;
     }
+    let file = std::fs::File::open(path).ok()?;
     ptc_lisp::value::read_json_object_chunked(file, metadata.len(), max_bytes, "data/", max_items)
 }
 
