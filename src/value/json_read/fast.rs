@@ -245,7 +245,13 @@ impl<'t> Scan<'t> {
             loop {
                 let position = fields.len();
                 let expected = match as_template {
-                    true => reader.expected_key(self.depth, position, &self.bytes[self.at..]),
+                    true => {
+                        let rest = &self.bytes[self.at..];
+                        match reader.expected_key(self.depth, position, rest) {
+                            None => reader.expected_key_of_other(self.depth, position, rest),
+                            found => found,
+                        }
+                    }
                     false => None,
                 };
                 let key = match expected {
@@ -616,6 +622,30 @@ pub(super) mod tests {
         assert!(Arc::ptr_eq(&shape(&xs[0]), &shape(&xs[1])));
         assert!(Arc::ptr_eq(&shape(&xs[1]), &shape(&xs[2])));
         assert!(Arc::ptr_eq(&shape(&inner(&xs[0])), &shape(&inner(&xs[1]))));
+    }
+
+    #[test]
+    fn objects_of_two_kinds_alternating_at_one_depth_read_as_serde_reads_them() {
+        for text in [
+            // An order's address and its items, at one depth.
+            r#"{"os": [{"c": {"ad": {"city": "A", "cc": "F"}}, "it": [{"p": 1, "q": 2}, {"p": 3, "q": 4}]}, {"c": {"ad": {"city": "B", "cc": "G"}}, "it": [{"p": 5, "q": 6}]}]}"#,
+            // The other kind's first key, then keys of its own; a prefix
+            // of the other kind; a third kind; the first two again.
+            r#"{"xs": [{"a": 1, "b": 2}, {"c": 3}, {"a": 4, "z": 5}, {"c": 6, "d": 7}, {"a": 8}, {"e": 9}, {"a": 10, "b": 11}, {"c": 12}]}"#,
+            // Keys whose text starts like the other kind's first key.
+            r#"{"xs": [{"ab": 1}, {"abc": 2}, {"ab": 3}, {"abc": 4, "ab": 5}, {"a": 6}, {"abc": 7}]}"#,
+            // Empty objects between them.
+            r#"{"xs": [{"a": 1}, {}, {"a": 2}, {"b": 3}, {}, {"b": 4}, {"a": 5}]}"#,
+            // Two kinds that share their first keys (optional fields in
+            // the middle), and objects that follow one kind's first keys
+            // and then the other's, or neither.
+            r#"{"xs": [{"a": 1, "o": 2, "p": 3, "z": 4}, {"a": 5, "z": 6}, {"a": 7, "o": 8, "p": 9, "z": 10}, {"a": 11, "z": 12}, {"a": 13, "o": 14, "z": 15}, {"a": 16, "q": 17}, {"a": 18, "z": 19, "o": 20}]}"#,
+            // The other kind has the next key, but other keys before it.
+            r#"{"xs": [{"x": 1, "b": 2, "d": 3}, {"a": 4, "b": 5, "c": 6}, {"a": 7, "b": 8, "d": 9}]}"#,
+        ] {
+            assert!(by_fast(text, 100).is_some(), "{text}");
+            agree(text, 100);
+        }
     }
 
     #[test]

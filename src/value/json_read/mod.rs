@@ -125,9 +125,17 @@ struct Reader<'t> {
     quoted_keys: Vec<Option<Box<[u8]>>>,
     /// By nesting depth, the keys of the object the direct reader read
     /// last at that depth: the next one there (its sibling in an array,
-    /// usually) is expected to repeat them. An object's own template
-    /// cannot change while it is read: only objects at its depth write it.
+    /// usually) is expected to repeat them. Only objects at its depth
+    /// write it, and an object being read changes its own only for the
+    /// other template (below) that has the same keys as far as it has
+    /// read, so the keys it stands for stay the object's.
     templates: Vec<Template>,
+    /// At each depth, the template before the current one when it had
+    /// other keys: objects of two kinds often alternate at one depth (an
+    /// order's address and its items; tickets with and without two
+    /// optional fields), and an object that leaves the template may
+    /// follow this one, which then takes its place.
+    other_templates: Vec<Template>,
     keys: HashMap<Box<str>, KeyId, rustc_hash::FxBuildHasher>,
     /// The key last seen at each position of an object (the first
     /// [`SHAPE_POSITIONS`]).
@@ -171,6 +179,7 @@ impl<'t> Reader<'t> {
             key_names: Vec::new(),
             quoted_keys: Vec::new(),
             templates: Vec::new(),
+            other_templates: Vec::new(),
             keys: HashMap::default(),
             by_position: Vec::new(),
             strings: vec![StringSlot::default(); STRING_SLOTS],
@@ -231,6 +240,29 @@ impl<'t> Reader<'t> {
         starts_with_short(rest, quoted).then_some(quoted.len())
     }
 
+    /// [`Reader::expected_key`] when the template of `depth` expects
+    /// another key at `position`: the key of the depth's other template,
+    /// if that one begins with the same keys as the template up to
+    /// `position` (the keys read so far). It then becomes the template.
+    #[inline(never)]
+    fn expected_key_of_other(
+        &mut self,
+        depth: usize,
+        position: usize,
+        rest: &[u8],
+    ) -> Option<usize> {
+        let other = self.other_templates.get_mut(depth)?;
+        let template = &mut self.templates[depth];
+        let id = *other.keys.get(position)?;
+        if other.keys[..position] != *template.keys.get(..position)? {
+            return None;
+        }
+        let quoted = self.quoted_keys[id as usize].as_deref()?;
+        starts_with_short(rest, quoted).then_some(())?;
+        std::mem::swap(template, other);
+        Some(quoted.len())
+    }
+
     /// The map of an object the direct reader read at `depth`;
     /// `as_template` says whether its keys are that depth's template's,
     /// each in its place. Its keys become the template.
@@ -239,6 +271,8 @@ impl<'t> Reader<'t> {
         self.last_object_len = fields.len().min(SHAPE_POSITIONS);
         if depth >= self.templates.len() {
             self.templates.resize_with(depth + 1, Template::default);
+            self.other_templates
+                .resize_with(depth + 1, Template::default);
         }
         let template = &self.templates[depth];
         if as_template {
@@ -250,10 +284,17 @@ impl<'t> Reader<'t> {
             fields.leave_template(&template.keys);
         }
         let map = self.map_of(&fields.keys, fields.values);
-        self.templates[depth] = Template {
+        let made = Template {
             keys: fields.keys,
             shape: map.shape().cloned(),
         };
+        let template = &mut self.templates[depth];
+        if made.keys == template.keys {
+            // Keys too many to share (no shape), read again.
+            *template = made;
+        } else {
+            self.other_templates[depth] = std::mem::replace(template, made);
+        }
         Value::map(map)
     }
 
