@@ -128,13 +128,7 @@ impl<'t> Scan<'t> {
         match self.peek()? {
             b'{' => self.object(reader),
             b'[' => self.array(reader),
-            b'"' => {
-                let s = self.string()?;
-                if reader.too_long(&s) {
-                    return None;
-                }
-                Some(reader.shared_string(&s))
-            }
+            b'"' => self.string_value(reader),
             b't' => self.word(b"true", Value::Bool(true)),
             b'f' => self.word(b"false", Value::Bool(false)),
             b'n' => self.word(b"null", Value::Nil),
@@ -157,17 +151,22 @@ impl<'t> Scan<'t> {
         out: &mut Vec<Value>,
     ) -> Option<()> {
         match self.peek()? {
-            b'"' => {
-                let s = self.string()?;
-                if reader.too_long(&s) {
-                    return None;
-                }
-                out.push(reader.shared_string(&s));
-            }
+            b'"' => out.push(self.string_value(reader)?),
             b'-' | b'0'..=b'9' => out.push(self.number()?.value()),
             _ => out.push(self.value(reader)?),
         }
         Some(())
+    }
+
+    /// A string literal as a value, within the reader's length limit
+    /// (shared with its earlier copies when it is long enough).
+    #[inline(always)]
+    fn string_value(&mut self, reader: &mut Reader<'_>) -> Option<Value> {
+        let s = self.string()?;
+        if reader.too_long(&s) {
+            return None;
+        }
+        Some(reader.shared_string(&s))
     }
 
     fn word(&mut self, word: &[u8], value: Value) -> Option<Value> {
