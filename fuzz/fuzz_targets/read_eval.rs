@@ -39,7 +39,7 @@ fn data() -> &'static DataHost {
             RunOptions::default(),
         );
         match eval::finish(out.result).expect("the bombs build") {
-            Value::Map(ref m) => DataHost::new((**m).clone()),
+            Value::Map(ref m) => DataHost::new(m.clone()),
             other => panic!("not a map: {other:?}"),
         }
     })

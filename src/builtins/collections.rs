@@ -725,7 +725,7 @@ fn conj(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             Value::set(s)
         }
         Value::Map(m) => {
-            let mut m = (**m).clone();
+            let mut m = m.clone();
             for item in items {
                 conj_entry(&mut m, item)?;
             }

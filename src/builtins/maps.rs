@@ -116,7 +116,7 @@ fn update_in(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn dissoc(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) => {
-            let mut m = (**m).clone();
+            let mut m = m.clone();
             for k in &args[1..] {
                 m.remove(k);
             }
@@ -133,7 +133,7 @@ fn merge(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         match a {
             Value::Nil => {}
             Value::Map(m) => match &mut out {
-                None => out = Some((**m).clone()),
+                None => out = Some(m.clone()),
                 Some(acc) => {
                     for (k, v) in m.iter() {
                         acc.insert(k.clone(), v.clone());

@@ -159,7 +159,7 @@ fn rename_keys(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let Value::Map(kmap) = &args[1] else {
         return Err(type_error("rename-keys", "a map of old keys to new keys", &args[1]).into());
     };
-    let mut out = (**m).clone();
+    let mut out = m.clone();
     for old in kmap.keys() {
         out.remove(old);
     }

@@ -227,7 +227,7 @@ impl DataHost {
     /// Bind each key of a JSON object as `data/key`.
     pub fn from_json_object(json: &serde_json::Value) -> Option<Self> {
         match &crate::value::from_json(json) {
-            Value::Map(m) => Some(DataHost::new((**m).clone())),
+            Value::Map(m) => Some(DataHost::new(m.clone())),
             _ => None,
         }
     }

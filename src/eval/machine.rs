@@ -956,7 +956,9 @@ impl<'h> Interp<'h> {
                 Ok(Value::map(out))
             }
             Expr::ShapedMap(m) => {
-                let mut values = Vec::with_capacity(m.values.len());
+                // At most eight values: gathered on the stack, then moved
+                // into the map's one allocation.
+                let mut values = smallvec::SmallVec::<[Value; 8]>::new();
                 for v in &m.values {
                     values.push(self.eval(v, f)?);
                 }
@@ -1179,7 +1181,7 @@ impl<'h> Interp<'h> {
             }
             Pattern::Map { entries, all } => {
                 let map = match &value {
-                    Value::Map(m) => Some(&**m),
+                    Value::Map(m) => Some(m),
                     Value::Nil => None,
                     other => {
                         return Err(Error::type_error(format!(

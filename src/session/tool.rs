@@ -373,7 +373,7 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
     let positional = args.to_vec();
     if params.is_empty() {
         let named = match args {
-            [Value::Map(m)] => (**m).clone(),
+            [Value::Map(m)] => m.clone(),
             _ => Map::new(),
         };
         return Ok(ToolArgs::new(named, positional));

@@ -65,11 +65,7 @@ fn drop_collection(value: &mut Value) {
                 drop_at_depth(depth, std::mem::take(vector));
             }
         }
-        Value::Map(a) => {
-            if let Some(map) = Arc::get_mut(a) {
-                drop_at_depth(depth, std::mem::take(map));
-            }
-        }
+        Value::Map(m) => m.empty_with(|contents| drop_at_depth(depth, contents)),
         Value::Set(a) => {
             if let Some(set) = Arc::get_mut(a) {
                 drop_at_depth(depth, std::mem::take(set));
@@ -94,7 +90,7 @@ fn drop_collection(value: &mut Value) {
 fn is_last_reference(value: &Value) -> bool {
     match value {
         Value::Vector(a) | Value::List(a) => Arc::strong_count(a) == 1,
-        Value::Map(a) => Arc::strong_count(a) == 1,
+        Value::Map(m) => m.is_only_holder(),
         Value::Set(a) => Arc::strong_count(a) == 1,
         Value::Fn(a) => Arc::strong_count(a) == 1,
         Value::Reduced(a) => Arc::strong_count(a) == 1,

@@ -67,7 +67,8 @@ pub enum Value {
     Vector(Arc<Vector>),
     /// A list (from `quote` or `list`); equal to a vector with the same items.
     List(Arc<Vector>),
-    Map(Arc<Map>),
+    /// A map: a handle to a shared map (cloning it shares the map).
+    Map(Map),
     Set(Arc<Set>),
     /// A builtin function.
     Native(&'static NativeRef),
@@ -145,7 +146,7 @@ impl Value {
     }
 
     pub fn map(m: Map) -> Value {
-        Value::Map(Arc::new(m))
+        Value::Map(m)
     }
 
     pub fn set(s: Set) -> Value {
@@ -153,7 +154,7 @@ impl Value {
     }
 
     pub fn empty_map() -> Value {
-        Value::Map(Arc::new(Map::new()))
+        Value::Map(Map::new())
     }
 
     /// Only `nil` and `false` are falsy.
@@ -339,7 +340,8 @@ impl Value {
                 Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || a == b)
             }
             (Map(a), Map(b)) => {
-                Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || **a == **b)
+                let (x, y) = (a.address(), b.address());
+                x == y || equal_nodes(x, y, || a == b)
             }
             (Set(a), Set(b)) => {
                 Arc::ptr_eq(a, b) || equal_nodes(address(a), address(b), || **a == **b)

@@ -184,8 +184,10 @@ impl<R: Read> Window<R> {
             if self.ended {
                 return None;
             }
-            // The items a failed step gathered for its arrays.
+            // The items and field values a failed step gathered for its
+            // arrays and objects.
             reader.array_items.truncate(1);
+            reader.field_values.clear();
             self.refill()?;
         }
     }

@@ -158,6 +158,19 @@ impl<'t> Scan<'t> {
         Some(())
     }
 
+    /// Read a value onto the reader's stack of field values (see
+    /// [`Scan::push_value`]).
+    #[inline(always)]
+    fn push_field_value(&mut self, reader: &mut Reader<'_>) -> Option<()> {
+        let value = match self.peek()? {
+            b'"' => self.string_value(reader)?,
+            b'-' | b'0'..=b'9' => self.number()?.value(),
+            _ => self.value(reader)?,
+        };
+        reader.field_values.push(value);
+        Some(())
+    }
+
     /// A string literal as a value, within the reader's length limit
     /// (shared with its earlier copies when it is long enough).
     #[inline(always)]
@@ -242,7 +255,7 @@ impl<'t> Scan<'t> {
             self.at += 1;
         } else {
             loop {
-                let position = fields.len();
+                let position = fields.len(reader);
                 let expected = match as_template {
                     true => {
                         let rest = &self.bytes[self.at..];
@@ -261,7 +274,7 @@ impl<'t> Scan<'t> {
                     None => {
                         if as_template {
                             as_template = false;
-                            fields.leave_template(reader.template_keys(self.depth));
+                            fields.leave_template(reader.template_keys(self.depth), position);
                         }
                         Some(reader.key(position, &self.string()?))
                     }
@@ -269,14 +282,14 @@ impl<'t> Scan<'t> {
                 self.colon()?;
                 match key {
                     None => {
-                        if !fields.has_room(reader.max_items) {
+                        if !fields.has_room(reader) {
                             return None;
                         }
-                        self.push_value(reader, &mut fields.values)?;
+                        self.push_field_value(reader)?;
                     }
                     Some(key) => {
                         let value = self.value(reader)?;
-                        if !fields.add(key, value, reader.max_items) {
+                        if !fields.add(reader, key, value) {
                             return None;
                         }
                     }

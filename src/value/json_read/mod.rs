@@ -145,9 +145,10 @@ struct Reader<'t> {
     strings: Vec<StringSlot>,
     /// Key lists of recent objects, shared by the objects that repeat them.
     shapes: Vec<(KeyIds, Arc<Shape>)>,
-    /// The number of keys of the object read last (at most
-    /// [`SHAPE_POSITIONS`]), to size the next one.
-    last_object_len: usize,
+    /// The values of the objects being read, innermost last: an object
+    /// gathers its values here, above those of the objects around it,
+    /// and they move from here into its map's one allocation.
+    field_values: Vec<Value>,
     /// The items of the small arrays being read, innermost last, after a
     /// placeholder: an array gathers its items here while it is small, so
     /// it is allocated once at its exact length instead of grown and then
@@ -184,7 +185,7 @@ impl<'t> Reader<'t> {
             by_position: Vec::new(),
             strings: vec![StringSlot::default(); STRING_SLOTS],
             shapes: Vec::new(),
-            last_object_len: 0,
+            field_values: Vec::new(),
             // A placeholder first (see `fast::take_above`).
             array_items: vec![Value::Nil],
             prefix: prefix.to_string(),
@@ -268,7 +269,7 @@ impl<'t> Reader<'t> {
     /// each in its place. Its keys become the template.
     #[inline]
     fn finish_object(&mut self, depth: usize, mut fields: Fields, as_template: bool) -> Value {
-        self.last_object_len = fields.len().min(SHAPE_POSITIONS);
+        let len = fields.len(self);
         if depth >= self.templates.len() {
             self.templates.resize_with(depth + 1, Template::default);
             self.other_templates
@@ -276,14 +277,15 @@ impl<'t> Reader<'t> {
         }
         let template = &self.templates[depth];
         if as_template {
-            if fields.len() == template.keys.len() {
+            if len == template.keys.len() {
                 if let Some(shape) = &template.shape {
-                    return Value::map(Map::from_shape(shape.clone(), fields.values));
+                    let values = self.field_values.drain(fields.start..);
+                    return Value::map(Map::from_shape(shape.clone(), values));
                 }
             }
-            fields.leave_template(&template.keys);
+            fields.leave_template(&template.keys, len);
         }
-        let map = self.map_of(&fields.keys, fields.values);
+        let map = self.map_of(&fields.keys, fields.start);
         let made = Template {
             keys: fields.keys,
             shape: map.shape().cloned(),
@@ -303,12 +305,17 @@ impl<'t> Reader<'t> {
         Value::Keyword(self.key_names[id as usize].clone())
     }
 
-    /// The map of an object's distinct `keys` and their `values`: small
-    /// objects share the key list of earlier objects with the same keys
-    /// in the same order (most objects of an array).
-    fn map_of(&mut self, keys: &[KeyId], values: Vec<Value>) -> Map {
+    /// The map of an object's distinct `keys` and their values, the
+    /// field values from `start` on (taken off that stack): small objects
+    /// share the key list of earlier objects with the same keys in the
+    /// same order (most objects of an array).
+    fn map_of(&mut self, keys: &[KeyId], start: usize) -> Map {
         if keys.is_empty() || keys.len() > SHAPED_KEYS {
-            let entries = keys.iter().map(|&k| self.keyword(k)).zip(values).collect();
+            let names = &self.key_names;
+            let keywords = keys
+                .iter()
+                .map(|&k| Value::Keyword(names[k as usize].clone()));
+            let entries = keywords.zip(self.field_values.drain(start..)).collect();
             return Map::from_distinct(entries);
         }
         let shape = match self.shapes.iter().rposition(|(ids, _)| ids[..] == *keys) {
@@ -322,7 +329,7 @@ impl<'t> Reader<'t> {
                 shape
             }
         };
-        Map::from_shape(shape, values)
+        Map::from_shape(shape, self.field_values.drain(start..))
     }
 
     /// Record a broken rule; the returned error unwinds the parse.
@@ -655,7 +662,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
         let reader = self.0;
         let mut fields = Fields::new(reader);
         loop {
-            let position = fields.len();
+            let position = fields.len(reader);
             let Some(key) = map.next_key_seed(Key { reader, position })? else {
                 break;
             };
@@ -667,7 +674,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                     return Err(e);
                 }
             };
-            if !fields.add(key, value, reader.max_items) {
+            if !fields.add(reader, key, value) {
                 return Err(reader.over_limit("an object", "keys"));
             }
         }
@@ -769,16 +776,17 @@ const SHAPE_POSITIONS: usize = 32;
 /// an index of the keys' addresses.
 const SCAN_LIMIT: usize = 16;
 
-/// The fields of an object being read: its distinct keys in order, their
-/// values, and, past [`SCAN_LIMIT`] keys, an index of the keys.
+/// The fields of an object being read: its distinct keys in order, where
+/// its values start on the reader's stack of field values, and, past
+/// [`SCAN_LIMIT`] keys, an index of the keys.
 ///
 /// While the direct reader finds the keys of its depth's template in
 /// order ([`Fields::has_room`]), `keys` stays empty: they are the
-/// template's first `values.len()` keys, copied only if the object
-/// leaves the template ([`Fields::leave_template`]).
+/// template's first keys, as many as the values, copied only if the
+/// object leaves the template ([`Fields::leave_template`]).
 struct Fields {
     keys: KeyIds,
-    values: Vec<Value>,
+    start: usize,
     index: rustc_hash::FxHashMap<KeyId, usize>,
 }
 
@@ -787,45 +795,44 @@ impl Fields {
     fn new(reader: &Reader<'_>) -> Fields {
         Fields {
             keys: KeyIds::new(),
-            // Objects of one shape follow one another: size for the last one.
-            values: Vec::with_capacity(reader.last_object_len),
+            start: reader.field_values.len(),
             index: rustc_hash::FxHashMap::default(),
         }
     }
 
     /// The number of distinct keys so far.
     #[inline]
-    fn len(&self) -> usize {
-        self.values.len()
+    fn len(&self, reader: &Reader<'_>) -> usize {
+        reader.field_values.len() - self.start
     }
 
-    /// The keys so far are the first ones of `template`: write them down,
-    /// for the fields that do not follow it.
+    /// The `len` keys so far are the first ones of `template`: write them
+    /// down, for the fields that do not follow it.
     #[inline(never)]
-    fn leave_template(&mut self, template: &[KeyId]) {
-        self.keys = KeyIds::from_slice(&template[..self.values.len()]);
+    fn leave_template(&mut self, template: &[KeyId], len: usize) {
+        self.keys = KeyIds::from_slice(&template[..len]);
     }
 
     /// Whether a field with a new key (from the template) keeps within
-    /// `max`; its value then goes straight onto `values`.
+    /// the reader's limit; its value then goes straight onto the stack.
     #[inline(always)]
-    fn has_room(&self, max: usize) -> bool {
-        self.values.len() < max
+    fn has_room(&self, reader: &Reader<'_>) -> bool {
+        self.len(reader) < reader.max_items
     }
 
     /// Add a field: a repeated key keeps its first position and its last
     /// value. False, adding nothing, when a new key would be one more than
-    /// `max`.
+    /// the reader's limit.
     #[inline(always)]
-    fn add(&mut self, key: KeyId, value: Value, max: usize) -> bool {
+    fn add(&mut self, reader: &mut Reader<'_>, key: KeyId, value: Value) -> bool {
         let repeated = if self.index.is_empty() {
             self.keys.iter().position(|&k| k == key)
         } else {
             self.index.get(&key).copied()
         };
         match repeated {
-            Some(i) => self.values[i] = value,
-            None if self.keys.len() == max => return false,
+            Some(i) => reader.field_values[self.start + i] = value,
+            None if self.keys.len() == reader.max_items => return false,
             None => {
                 if !self.index.is_empty() || self.keys.len() == SCAN_LIMIT {
                     if self.index.is_empty() {
@@ -836,7 +843,7 @@ impl Fields {
                     self.index.insert(key, self.keys.len());
                 }
                 self.keys.push(key);
-                self.values.push(value);
+                reader.field_values.push(value);
             }
         }
         true
@@ -845,8 +852,7 @@ impl Fields {
     /// The object's map.
     #[inline]
     fn into_value(self, reader: &mut Reader<'_>) -> Value {
-        reader.last_object_len = self.keys.len().min(SHAPE_POSITIONS);
-        Value::map(reader.map_of(&self.keys, self.values))
+        Value::map(reader.map_of(&self.keys, self.start))
     }
 }
 
