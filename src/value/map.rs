@@ -852,6 +852,27 @@ impl PartialEq for Map {
 mod tests {
     use super::*;
 
+    /// The keyword `:k{i}`.
+    fn kw(i: usize) -> Value {
+        Value::keyword(&format!("k{i}"))
+    }
+
+    /// A map's entries as printed (`:k=v`), in its order.
+    fn entries(m: &Map) -> Vec<String> {
+        let print = crate::value::pr_str;
+        m.iter()
+            .map(|(k, v)| format!("{}={}", print(k), print(v)))
+            .collect()
+    }
+
+    /// A map's keys as printed, in its order.
+    fn keys(m: &Map) -> String {
+        m.keys()
+            .map(crate::value::pr_str)
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
     fn squares(n: i64) -> Map {
         (0..n).map(|i| (Value::Int(i), Value::Int(i * i))).collect()
     }
@@ -923,13 +944,6 @@ mod tests {
 
     #[test]
     fn assoc_on_small_maps_keeps_their_order_and_leaves_the_original_alone() {
-        let kw = |i: usize| Value::keyword(&format!("k{i}"));
-        let keys = |m: &Map| {
-            m.keys()
-                .map(crate::value::pr_str)
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
         let array: Map = (0..3).map(|i| (kw(i), Value::Int(i as i64))).collect();
         let replaced = array.assoc(kw(1), Value::str("one"));
         assert_eq!(keys(&replaced), ":k0 :k1 :k2");
@@ -975,12 +989,7 @@ mod tests {
         let a = first.assoc(kw("total"), Value::Float(9.5));
         let b = second.assoc(kw("total"), Value::Float(1.5));
         assert!(Arc::ptr_eq(&shape_of(&a), &shape_of(&b)));
-        assert_eq!(
-            a.iter()
-                .map(|(k, v)| format!("{}={}", crate::value::pr_str(k), crate::value::pr_str(v)))
-                .collect::<Vec<_>>(),
-            [":id=1", ":qty=2", ":total=9.5"]
-        );
+        assert_eq!(entries(&a), [":id=1", ":qty=2", ":total=9.5"]);
         assert_eq!(b.get(&kw("total")), Some(&Value::Float(1.5)));
         assert_eq!(second.get(&kw("total")), None);
         assert_eq!(second.len(), 2);
@@ -1012,13 +1021,6 @@ mod tests {
 
     #[test]
     fn a_single_holder_changes_its_map_in_place_and_a_shared_map_is_copied_first() {
-        let kw = |i: usize| Value::keyword(&format!("k{i}"));
-        let keys = |m: &Map| {
-            m.keys()
-                .map(crate::value::pr_str)
-                .collect::<Vec<_>>()
-                .join(" ")
-        };
         assert_eq!(std::mem::size_of::<Map>(), std::mem::size_of::<usize>());
         let empty = Map::new();
         let mut built = Map::new();
@@ -1092,11 +1094,6 @@ mod tests {
         second.insert(kw("note"), Value::Nil);
         assert!(matches!(second.head(), Head::Array { len: 3 }));
         second.remove(&kw("id"));
-        let entries = |m: &Map| {
-            m.iter()
-                .map(|(k, v)| format!("{}={}", crate::value::pr_str(k), crate::value::pr_str(v)))
-                .collect::<Vec<_>>()
-        };
         assert_eq!(entries(&second), [":qty=40", ":note=nil"]);
         assert_eq!(entries(&first), [":id=1", ":qty=2"]);
     }
@@ -1142,13 +1139,7 @@ mod tests {
             );
         }
         let small: Map = pairs(3).collect();
-        assert_eq!(
-            small
-                .iter()
-                .map(|(k, v)| format!("{}={}", crate::value::pr_str(k), crate::value::pr_str(v)))
-                .collect::<Vec<_>>(),
-            [":k0=3", ":k1=13", ":k2=23"]
-        );
+        assert_eq!(entries(&small), [":k0=3", ":k1=13", ":k2=23"]);
     }
 
     #[test]
