@@ -851,6 +851,7 @@ impl PartialEq for Map {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// The keyword `:k{i}`.
     fn kw(i: usize) -> Value {
@@ -1174,5 +1175,109 @@ mod tests {
                 .collect(),
         );
         assert_eq!(distinct, squares(20));
+    }
+
+    /// A change to a map, and whether it goes through a shared handle.
+    #[derive(Debug, Clone)]
+    enum Change {
+        Insert(usize, i64),
+        Remove(usize),
+        Assoc(usize, i64),
+        Dissoc(usize),
+        /// Keep a handle (and what the map holds now), to check later
+        /// that no change through another handle reached it.
+        Keep,
+    }
+
+    /// Twelve keys of three kinds: keywords (the shaped form's fast
+    /// path), strings and integers.
+    fn key_of(i: usize) -> Value {
+        match i % 3 {
+            0 => kw(i),
+            1 => Value::str(&format!("s{i}")),
+            _ => Value::Int(i as i64),
+        }
+    }
+
+    fn change() -> impl Strategy<Value = Change> {
+        prop_oneof![
+            4 => (0..12usize, any::<i64>()).prop_map(|(k, v)| Change::Insert(k, v)),
+            2 => (0..12usize).prop_map(Change::Remove),
+            2 => (0..12usize, any::<i64>()).prop_map(|(k, v)| Change::Assoc(k, v)),
+            1 => (0..12usize).prop_map(Change::Dissoc),
+            1 => Just(Change::Keep),
+        ]
+    }
+
+    /// The map holds exactly the model's entries, in its order while it
+    /// keeps insertion order.
+    fn holds(m: &Map, model: &[(Value, Value)]) -> Result<(), TestCaseError> {
+        prop_assert_eq!(m.len(), model.len());
+        for i in 0..12 {
+            let k = key_of(i);
+            let expected = model.iter().find(|(mk, _)| *mk == k).map(|(_, v)| v);
+            prop_assert_eq!(m.get(&k), expected, "key {}", i);
+        }
+        if m.keeps_insertion_order() {
+            let entries: Vec<(Value, Value)> =
+                m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            prop_assert_eq!(&entries[..], model);
+        }
+        let rebuilt: Map = model.iter().cloned().collect();
+        prop_assert!(*m == rebuilt);
+        prop_assert_eq!(m.unordered_hash(), rebuilt.unordered_hash());
+        Ok(())
+    }
+
+    proptest! {
+        /// Maps changed in place by their single holder and copied through
+        /// shared handles (ordered, shaped, flat and trie forms) agree with
+        /// a plain list of entries, and no change reaches another handle.
+        #[test]
+        fn changes_agree_with_a_list_of_entries_and_never_reach_other_handles(
+            shaped in 0..4usize,
+            changes in proptest::collection::vec(change(), 0..60),
+        ) {
+            // Start empty or shaped (keywords k0, k3, k6 from the start).
+            let mut model: Vec<(Value, Value)> = (0..shaped)
+                .map(|i| (key_of(3 * i), Value::Int(i as i64)))
+                .collect();
+            let mut m = match shaped {
+                0 => Map::new(),
+                _ => Map::from_shape(
+                    Shape::new(model.iter().map(|(k, _)| k.clone()).collect()),
+                    model.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>(),
+                ),
+            };
+            let mut kept: Vec<(Map, Vec<(Value, Value)>)> = Vec::new();
+            for change in changes {
+                match change {
+                    Change::Insert(k, v) | Change::Assoc(k, v) => {
+                        let (key, value) = (key_of(k), Value::Int(v));
+                        match model.iter_mut().find(|(mk, _)| *mk == key) {
+                            Some(entry) => entry.1 = value.clone(),
+                            None => model.push((key.clone(), value.clone())),
+                        }
+                        match change {
+                            Change::Insert(..) => m.insert(key, value),
+                            _ => m = m.assoc(key, value),
+                        }
+                    }
+                    Change::Remove(k) | Change::Dissoc(k) => {
+                        let key = key_of(k);
+                        model.retain(|(mk, _)| *mk != key);
+                        match change {
+                            Change::Remove(_) => m.remove(&key),
+                            _ => m = m.dissoc(&key),
+                        }
+                    }
+                    Change::Keep => kept.push((m.clone(), model.clone())),
+                }
+                holds(&m, &model)?;
+            }
+            for (handle, entries) in &kept {
+                holds(handle, entries)?;
+            }
+        }
     }
 }
