@@ -267,27 +267,31 @@ impl Map {
     /// A map of `head` and copies of `values` with the one at `at`
     /// replaced by `value` (moved in; the old one is not copied).
     fn copied(head: Head, values: &[Value], at: usize, value: Value) -> Map {
-        let mut map = Map::stored(head, padded(std::iter::empty(), values.len()));
-        map.change_in_place(|stored| {
-            let slots = stored.slice_mut();
+        Map::filled(head, values.len(), |slots| {
             clone_into(&mut slots[..at], &values[..at]);
             slots[at] = value;
             clone_into(&mut slots[at + 1..], &values[at + 1..]);
-        });
-        map
+        })
     }
 
     /// A map of `head` and copies of `values`, then the `more` values
     /// (moved in).
     fn extended<const N: usize>(head: Head, values: &[Value], more: [Value; N]) -> Map {
-        let mut map = Map::stored(head, padded(std::iter::empty(), values.len() + N));
-        map.change_in_place(|stored| {
-            let (copies, rest) = stored.slice_mut().split_at_mut(values.len());
+        Map::filled(head, values.len() + N, |slots| {
+            let (copies, rest) = slots.split_at_mut(values.len());
             clone_into(copies, values);
             for (slot, value) in rest.iter_mut().zip(more) {
                 *slot = value;
             }
-        });
+        })
+    }
+
+    /// A map of `head` and `len` values, made nil and then set by `fill`
+    /// (which writes copies straight into their places, see
+    /// [`clone_into`]).
+    fn filled(head: Head, len: usize, fill: impl FnOnce(&mut [Value])) -> Map {
+        let mut map = Map::stored(head, (0..len).map(|_| Value::Nil));
+        map.change_in_place(|stored| fill(stored.slice_mut()));
         map
     }
 

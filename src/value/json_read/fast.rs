@@ -159,7 +159,9 @@ impl<'t> Scan<'t> {
     }
 
     /// Read a value onto the reader's stack of field values (see
-    /// [`Scan::push_value`]).
+    /// [`Scan::push_value`], whose three arms these repeat: one generic
+    /// helper for both, taking where to push, cost the loads 0.4-1.3%
+    /// more instructions).
     #[inline(always)]
     fn push_field_value(&mut self, reader: &mut Reader<'_>) -> Option<()> {
         let value = match self.peek()? {
