@@ -23,6 +23,7 @@ mod reference;
 mod regex;
 mod regex_ascii;
 mod regex_cost;
+pub(crate) mod regex_direct;
 mod sequences;
 mod sets;
 mod strings;

@@ -10,6 +10,7 @@ use crate::value::{Regex, Value};
 
 use super::core::{expect_str, type_error, vector_result};
 use super::regex_cost;
+use super::regex_direct::{Direct, Found, Outcome};
 use super::Registry;
 
 /// Longest pattern accepted, in bytes.
@@ -103,10 +104,15 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
         None => None,
         Some(_) => Some(build(&format!("\\G(?:{pattern})"), backtrack_limit)?),
     };
+    let direct = match bounds {
+        None => Direct::build(&pattern, COMPILED_SIZE_LIMIT).map(Arc::new),
+        Some(_) => None,
+    };
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,
         stepped,
+        direct,
         searched: bounds.map_or(MAX_INPUT, |b| b.searched),
         backtrack_limit,
         whole: std::sync::OnceLock::new(),
@@ -322,6 +328,7 @@ impl Clone for Regex {
             source: self.source.clone(),
             regex: self.regex.clone(),
             stepped: self.stepped.clone(),
+            direct: self.direct.clone(),
             searched: self.searched,
             backtrack_limit: self.backtrack_limit,
             whole: self.whole.clone(),
@@ -332,12 +339,64 @@ impl Clone for Regex {
 /// A match as Clojure returns it: the string, or a vector of the match and
 /// its groups (nil for groups that did not take part).
 fn match_value(caps: &fancy_regex::Captures<'_>) -> Value {
-    if caps.len() == 1 {
-        return Value::from(caps.get(0).map_or("", |m| m.as_str()));
+    groups_value(caps.len(), |i| caps.get(i).map(|m| m.as_str()))
+}
+
+/// [`match_value`] for `len` groups (the whole match first) that `group`
+/// gives.
+fn groups_value<'t>(len: usize, group: impl Fn(usize) -> Option<&'t str>) -> Value {
+    if len == 1 {
+        return Value::from(group(0).unwrap_or(""));
     }
-    Value::vector(
-        (0..caps.len()).map(|i| caps.get(i).map_or(Value::Nil, |m| Value::from(m.as_str()))),
-    )
+    Value::vector((0..len).map(|i| group(i).map_or(Value::Nil, Value::from)))
+}
+
+/// The first match in `s` and its groups, found by whichever engine the
+/// pattern has.
+enum FirstMatch<'t, 'f> {
+    Direct(&'t str, &'f Found),
+    Captures(fancy_regex::Captures<'t>),
+}
+
+impl<'t> FirstMatch<'t, '_> {
+    fn len(&self) -> usize {
+        match self {
+            FirstMatch::Direct(_, found) => found.len(),
+            FirstMatch::Captures(caps) => caps.len(),
+        }
+    }
+
+    fn group(&self, i: usize) -> Option<&'t str> {
+        match self {
+            FirstMatch::Direct(s, found) => found.group(i).map(|r| &s[r]),
+            FirstMatch::Captures(caps) => caps.get(i).map(|m| m.as_str()),
+        }
+    }
+
+    fn value(&self) -> Value {
+        groups_value(self.len(), |i| self.group(i))
+    }
+}
+
+/// The first match of `re` in `s`: in one pass when the pattern has a
+/// direct path (see [`Direct`]; `found` then holds where), else through
+/// [`captures_at`].
+fn first_match<'t, 'f>(
+    re: &Regex,
+    s: &'t str,
+    found: &'f mut Found,
+) -> Result<Option<FirstMatch<'t, 'f>>, Error> {
+    if let Some(direct) = &re.direct {
+        if !crate::meter::work(ATTEMPT_WORK) {
+            return Ok(None);
+        }
+        match direct.first(s, 0, found) {
+            Outcome::Match => return Ok(Some(FirstMatch::Direct(s, found))),
+            Outcome::NoMatch => return Ok(None),
+            Outcome::GaveUp => {}
+        }
+    }
+    Ok(captures_at(re, s, 0)?.map(FirstMatch::Captures))
 }
 
 fn re_pattern(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -350,10 +409,7 @@ fn re_pattern(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-find", &args[0])?;
     let s = truncated(&re, expect_str("re-find", &args[1])?);
-    Ok(match captures_at(&re, s, 0)? {
-        Some(caps) => match_value(&caps),
-        None => Value::Nil,
-    })
+    Ok(first_match(&re, s, &mut Found::default())?.map_or(Value::Nil, |m| m.value()))
 }
 
 fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -545,7 +601,7 @@ fn extract_group(who: &str, args: &[Value]) -> Result<Option<String>, Error> {
     let Ok(n) = usize::try_from(n) else {
         return Ok(None);
     };
-    Ok(captures_at(&re, s, 0)?.and_then(|caps| caps.get(n).map(|m| m.as_str().to_string())))
+    Ok(first_match(&re, s, &mut Found::default())?.and_then(|m| m.group(n).map(str::to_string)))
 }
 
 /// `(extract pattern s n?)`: capture group `n` (default 1, 0 is the whole

@@ -97,6 +97,9 @@ pub struct Regex {
     /// Backtracking steps one attempt may take (fewer for a heavier
     /// pattern).
     pub(crate) backtrack_limit: usize,
+    /// For linear patterns that start with a literal and are one-pass:
+    /// the first match found in one pass (`re-find`, `extract`).
+    pub(crate) direct: Option<Arc<crate::builtins::regex_direct::Direct>>,
     /// The pattern anchored at both ends (`re-matches`), compiled on first
     /// use and kept with the pattern.
     pub(crate) whole: std::sync::OnceLock<Result<Arc<Regex>, crate::error::Error>>,
