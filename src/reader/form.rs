@@ -1,5 +1,6 @@
 //! The reader's output: forms with source spans.
 
+use super::Name;
 use crate::error::Span;
 
 /// One form as read from source text.
@@ -20,9 +21,9 @@ pub enum FormKind {
     Float(f64),
     Str(String),
     /// Keyword name without the leading colon (`:a` -> `a`, `:a/b` -> `a/b`).
-    Keyword(String),
+    Keyword(Name),
     /// Symbol text including any namespace (`tool/search`, `str/join`, `/`).
-    Symbol(String),
+    Symbol(Name),
     List(Vec<Form>),
     Vector(Vec<Form>),
     /// Map literal entries, flattened: `[k1, v1, k2, v2, ...]` (always even).

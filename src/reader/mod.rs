@@ -6,10 +6,12 @@
 //! (unbalanced, so more lines should follow) or invalid.
 
 mod form;
+mod name;
 mod parser;
 mod size;
 
 pub use form::{Form, FormKind};
+pub use name::Name;
 pub use parser::{read_one, read_program, read_status, ReadStatus, MAX_DEPTH};
 pub use size::check_literal_sizes;
 

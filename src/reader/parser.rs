@@ -502,7 +502,9 @@ fn program<'a>(mut i: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Vec<Form>> {
                 Prefix::Discard => break,
                 Prefix::Quote => Form::new(FormKind::Quote(Box::new(form)), pos.span_to(&i)),
                 Prefix::Var => match form.kind {
-                    FormKind::Symbol(name) => Form::new(FormKind::Var(name), pos.span_to(&i)),
+                    FormKind::Symbol(name) => {
+                        Form::new(FormKind::Var(name.to_string()), pos.span_to(&i))
+                    }
                     _ => {
                         return fail(
                             start,
@@ -871,7 +873,7 @@ fn keyword<'a>(start: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Form> {
     let rest = start.take_from(len);
     Ok((
         rest,
-        Form::new(FormKind::Keyword(name.to_string()), pos.span_to(&rest)),
+        Form::new(FormKind::Keyword(name.into()), pos.span_to(&rest)),
     ))
 }
 
@@ -949,7 +951,7 @@ fn symbol(text: &str) -> Classified {
     if bad_slash {
         return Err(format!("Invalid symbol `{text}`").into());
     }
-    Ok(FormKind::Symbol(text.to_string()))
+    Ok(FormKind::Symbol(text.into()))
 }
 
 /// Classify a token that starts like a number (a digit, or a sign and a

@@ -17,7 +17,7 @@ fn show(f: &Form) -> String {
         FormKind::Float(x) => format!("{x:?}"),
         FormKind::Str(s) => format!("{s:?}"),
         FormKind::Keyword(k) => format!(":{k}"),
-        FormKind::Symbol(s) => s.clone(),
+        FormKind::Symbol(s) => s.to_string(),
         FormKind::List(v) => format!("({})", seq(v)),
         FormKind::Vector(v) => format!("[{}]", seq(v)),
         FormKind::Map(v) => format!("{{{}}}", seq(v)),

@@ -65,7 +65,7 @@ pub fn data_reference(name: &str) -> String {
     let text = format!("data/{name}");
     let is_symbol = matches!(
         crate::reader::read_program(&text).as_deref(),
-        Ok([form]) if matches!(&form.kind, crate::reader::FormKind::Symbol(s) if *s == text)
+        Ok([form]) if matches!(&form.kind, crate::reader::FormKind::Symbol(s) if s.as_str() == text)
     );
     if is_symbol {
         text

@@ -5,7 +5,7 @@ use crate::error::{Error, Result, Span};
 use crate::reader::{Form, FormKind};
 
 pub(super) fn sym(name: &str, span: Span) -> Form {
-    Form::new(FormKind::Symbol(name.to_string()), span)
+    Form::new(FormKind::Symbol(name.into()), span)
 }
 
 pub(super) fn list(items: Vec<Form>, span: Span) -> Form {

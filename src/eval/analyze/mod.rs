@@ -237,7 +237,7 @@ impl Analyzer {
     /// symbols starting with `#`).
     fn gensym(&mut self, span: Span) -> Form {
         self.gensym += 1;
-        Form::new(FormKind::Symbol(format!("#g{}", self.gensym)), span)
+        Form::new(FormKind::Symbol(format!("#g{}", self.gensym).into()), span)
     }
 
     /// Declare a local in the current frame and return its slot.
@@ -507,8 +507,8 @@ impl Analyzer {
         while i < options.len() {
             match (&options[i].kind, options.get(i + 1).map(|f| &f.kind)) {
                 (FormKind::Keyword(k), Some(FormKind::Symbol(alias))) if k == "as" => {
-                    self.aliases.retain(|(a, _)| a != alias);
-                    self.aliases.push((alias.clone(), ns.to_string()));
+                    self.aliases.retain(|(a, _)| a != alias.as_str());
+                    self.aliases.push((alias.to_string(), ns.to_string()));
                     made.push(Expr::Const(Value::str(alias)));
                     made.push(Expr::Const(Value::str(ns)));
                 }
@@ -621,7 +621,7 @@ impl Analyzer {
                     }] = args
                     {
                         if self.lookup(target).is_none() {
-                            let quoted = [Form::new(FormKind::Str(target.clone()), *span)];
+                            let quoted = [Form::new(FormKind::Str(target.to_string()), *span)];
                             let func = self.analyze(head, false)?;
                             let args = self.analyze_all(&quoted)?;
                             return Ok(self.call(func, args, form.span));
