@@ -373,3 +373,74 @@ fn lookups_with_a_constant_key_are_the_calls_they_replace() {
     assert_eq!(e.kind(), ErrorKind::Type);
     assert_eq!(e.span().map(|s| (s.line, s.column)), Some((2, 7)));
 }
+
+/// `(take n (sort-by ...))` and `(take n (sort ...))` give what `take`
+/// of a sorted collection gives: the same items in the same (stable)
+/// order, the same errors.
+#[test]
+fn take_of_a_sort_is_take_of_the_sorted_collection() {
+    let collections = [
+        "[{:k 3 :i 0} {:k 1 :i 1} {:k 3 :i 2} {:k 2 :i 3} {:k 1 :i 4} {:k 3 :i 5} {:k 0 :i 6}]",
+        "[{:k 2.5 :i 0} {:k -1.0 :i 1} {:k 2.5 :i 2} {:k 0.0 :i 3} {:k -1.0 :i 4}]",
+        "[{:k 1 :i 0} {:k 1.5 :i 1} {:k 1 :i 2} {:k 0 :i 3}]",
+        "[{:k \"b\" :i 0} {:k \"a\" :i 1} {:k \"b\" :i 2}]",
+        "[{:k 2 :i 0} {:i 1} {:k 1 :i 2}]",
+        "[{:k 1 :i 0} {:k \"a\" :i 1}]",
+        "[{:k ##NaN :i 0} {:k 1.0 :i 1} {:k 0.5 :i 2}]",
+        "[]",
+        "(mapv (fn [i] {:k (mod (* i 7) 5) :i i}) (range 300))",
+        "(mapv (fn [i] {:k (* 0.5 (mod (* i 11) 7)) :i i}) (range 300))",
+    ];
+    let orders = ["", "<", ">", ":asc", ":desc", "compare", "#(compare %2 %1)"];
+    let counts = ["-1", "0", "1", "2", "3", "7", "20", "150", "\"x\"", "nil"];
+    let show = |r: Result<ptc_lisp::value::Value, ptc_lisp::error::Error>| match r {
+        Ok(v) => pr_str(&v),
+        Err(e) => format!("error: {}", e.message()),
+    };
+    let mut compared = 0;
+    for coll in collections {
+        for order in orders {
+            for n in counts {
+                let sorted = format!("(sort-by :k {order} {coll})");
+                let fused = format!("(take {n} {sorted})");
+                let apart = format!("(let [s {sorted}] (take {n} s))");
+                assert_eq!(show(eval(&fused)), show(eval(&apart)), "{fused}");
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 10 * 7 * 10);
+    let numbers = [
+        "[3 1 3 2 1 3 0]",
+        "[2.5 -1.0 2.5 0.0 -1.0]",
+        "[1 1.5 1 0]",
+        "[\"b\" \"a\" \"b\"]",
+        "[2 nil 1]",
+        "[1 ##NaN 0.5]",
+        "(mapv #(mod (* % 7) 5) (range 300))",
+        "[]",
+    ];
+    let orders = ["", "<", ">", "compare", "#(compare %2 %1)"];
+    for coll in numbers {
+        for order in orders {
+            for n in counts {
+                let fused = format!("(take {n} (sort {order} {coll}))");
+                let apart = format!("(let [s (sort {order} {coll})] (take {n} s))");
+                assert_eq!(show(eval(&fused)), show(eval(&apart)), "{fused}");
+            }
+        }
+    }
+    // Ties keep their input order among the first n, ascending or not.
+    assert_eval!(
+        "(map :i (take 3 (sort-by :k > [{:k 1 :i 0} {:k 2 :i 1} {:k 1 :i 2} {:k 2 :i 3} {:k 1 :i 4}])))",
+        "[1 3 0]"
+    );
+    // A key function runs on every item, as for `sort-by`: its error is
+    // raised even when the item could not be among the first n.
+    assert_fails!("(take 1 (sort-by #(- 10 %) [1 2 \"three\"]))", "three");
+    // A program's own `take` is not rewritten.
+    assert_eval!(
+        "(defn take [n xs] :mine) (take 2 (sort-by - [1 2 3]))",
+        ":mine"
+    );
+}

@@ -424,16 +424,17 @@ fn numeric_direction(order: Option<&Value>) -> Option<bool> {
     }
 }
 
-/// The positions of `keys` in stable sorted order, ascending or
-/// `descending`, when every key is an integer or every key is a float
-/// other than NaN: a total order, compared as machine numbers with no
-/// call per comparison (the order `compare`, `<` and `>` give). `None`
-/// for any other keys.
-fn sorted_by_number(keys: &[Value], descending: bool) -> Option<Vec<usize>> {
+/// The positions of the first `limit` of `keys` in stable sorted order,
+/// ascending or `descending`, when every key is an integer or every key
+/// is a float other than NaN: a total order, compared as machine numbers
+/// with no call per comparison (the order `compare`, `<` and `>` give).
+/// `None` for any other keys.
+fn sorted_by_number(keys: &[Value], descending: bool, limit: usize) -> Option<Vec<usize>> {
     fn positions<K: Copy + Default + PartialOrd>(
         keys: &[Value],
         number: impl Fn(&Value) -> Option<K>,
         descending: bool,
+        limit: usize,
     ) -> Option<Vec<usize>> {
         let mut keyed = Vec::with_capacity(keys.len());
         for (i, key) in keys.iter().enumerate() {
@@ -447,7 +448,21 @@ fn sorted_by_number(keys: &[Value], descending: bool) -> Option<Vec<usize>> {
                 order
             }
         };
-        super::merge_sort::sort_total_by(&mut keyed, compare, sorted_items);
+        if limit < keyed.len() {
+            // The first `limit` picked out, then sorted: equal keys are
+            // told apart by position, so the order is the stable one.
+            let by_place = |a: &(K, u32), b: &(K, u32)| compare(a, b).then(a.1.cmp(&b.1));
+            if !sorted_items(keyed.len()) {
+                return Some(Vec::new());
+            }
+            if limit > 0 {
+                keyed.select_nth_unstable_by(limit - 1, by_place);
+            }
+            keyed.truncate(limit);
+            super::merge_sort::sort_total_by(&mut keyed, by_place, sorted_items);
+        } else {
+            super::merge_sort::sort_total_by(&mut keyed, compare, sorted_items);
+        }
         Some(keyed.into_iter().map(|(_, i)| i as usize).collect())
     }
     match keys.first()? {
@@ -458,6 +473,7 @@ fn sorted_by_number(keys: &[Value], descending: bool) -> Option<Vec<usize>> {
                 _ => None,
             },
             descending,
+            limit,
         ),
         Value::Float(_) => positions(
             keys,
@@ -466,6 +482,7 @@ fn sorted_by_number(keys: &[Value], descending: bool) -> Option<Vec<usize>> {
                 _ => None,
             },
             descending,
+            limit,
         ),
         _ => None,
     }
@@ -556,10 +573,25 @@ fn direction(v: &Value) -> Option<bool> {
 }
 
 fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    sort_first(interp, args, usize::MAX)
+}
+
+/// `(take n (sort comp? coll))`, which the analyzer rewrites to this:
+/// [`take_sorted_by`] for `sort`.
+fn take_sorted(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let Value::Int(n) = args[0] else {
+        let sorted = sort(interp, &args[1..])?;
+        return take(interp, &[args[0].clone(), sorted]);
+    };
+    sort_first(interp, &args[1..], n.max(0) as usize)
+}
+
+/// The first `limit` items of `(sort ...)` on `args`.
+fn sort_first(interp: &mut Interp<'_>, args: &[Value], limit: usize) -> EvalResult {
     let coll = args.last().expect("arity checked");
     let mut items = seq_items(coll, "sort")?;
     if let Some(descending) = numeric_direction(args.first().filter(|_| args.len() == 2)) {
-        if let Some(positions) = sorted_by_number(&items, descending) {
+        if let Some(positions) = sorted_by_number(&items, descending, limit) {
             let sorted = positions.iter().map(|&i| std::mem::take(&mut items[i]));
             return vector_result(interp, sorted.collect());
         }
@@ -578,10 +610,31 @@ fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         },
         _ => unreachable!("arity checked"),
     }
+    items.truncate(limit);
     vector_result(interp, items)
 }
 
 fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    sort_by_first(interp, args, usize::MAX)
+}
+
+/// `(take n (sort-by keyfn order? coll))`, which the analyzer rewrites to
+/// this (the name cannot be written in a program): the first `n` items
+/// of `sort-by`'s order (the top-n query). When the keys are numbers in a known order, the
+/// `n` first are picked out and only they are sorted; otherwise the
+/// whole collection is sorted and cut. Either way the keys are taken
+/// from every item, in order, as `sort-by` takes them.
+fn take_sorted_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let Value::Int(n) = args[0] else {
+        // `take`'s own error, after `sort-by`'s, as without the rewrite.
+        let sorted = sort_by(interp, &args[1..])?;
+        return take(interp, &[args[0].clone(), sorted]);
+    };
+    sort_by_first(interp, &args[1..], n.max(0) as usize)
+}
+
+/// The first `limit` items of `(sort-by ...)` on `args`.
+fn sort_by_first(interp: &mut Interp<'_>, args: &[Value], limit: usize) -> EvalResult {
     let keyfn = &args[0];
     let coll = args.last().expect("arity checked");
     let items = seq_view(coll, "sort-by")?;
@@ -591,7 +644,7 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     }
     let order = args.get(1).filter(|_| args.len() == 3);
     if let Some(descending) = numeric_direction(order) {
-        if let Some(positions) = sorted_by_number(&keys, descending) {
+        if let Some(positions) = sorted_by_number(&keys, descending, limit) {
             let sorted = positions.iter().map(|&i| items[i].clone());
             return vector_result(interp, sorted.collect());
         }
@@ -619,6 +672,7 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             sort_values(&mut keyed, total, |a, b| natural(&a.0, &b.0))?
         }
     }
+    keyed.truncate(limit);
     vector_result(interp, keyed.into_iter().map(|(_, item)| item).collect())
 }
 
@@ -1218,6 +1272,22 @@ pub(super) fn register_internal(r: &mut Registry) {
         take_range,
     );
     r.add(
+        TAKE_SORTED_BY,
+        "[n keyfn comp? coll]",
+        3,
+        4,
+        "`(take n (sort-by keyfn comp? coll))`: the first n without sorting the rest.",
+        take_sorted_by,
+    );
+    r.add(
+        TAKE_SORTED,
+        "[n comp? coll]",
+        2,
+        3,
+        "`(take n (sort comp? coll))`: the first n without sorting the rest.",
+        take_sorted,
+    );
+    r.add(
         ALIAS,
         "[alias ns & more]",
         2,
@@ -1229,6 +1299,12 @@ pub(super) fn register_internal(r: &mut Registry) {
 
 /// The name of [`take_range`] (`#` never starts a symbol the reader makes).
 pub(crate) const TAKE_RANGE: &str = "#take-range";
+
+/// The name of [`take_sorted`].
+pub(crate) const TAKE_SORTED: &str = "#take-sorted";
+
+/// The name of [`take_sorted_by`].
+pub(crate) const TAKE_SORTED_BY: &str = "#take-sorted-by";
 
 /// The name of [`record_aliases`].
 pub(crate) const ALIAS: &str = "#alias";

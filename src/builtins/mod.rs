@@ -40,7 +40,7 @@ use crate::eval::{EvalResult, Interp};
 use crate::value::{NativeRef, Value};
 
 pub(crate) use self::core::{get, get_found, seq_items, seq_view};
-pub(crate) use collections::{ALIAS, TAKE_RANGE};
+pub(crate) use collections::{ALIAS, TAKE_RANGE, TAKE_SORTED, TAKE_SORTED_BY};
 pub(crate) use combinators::call_combinator;
 pub(crate) use regex::compile_regex;
 

@@ -689,6 +689,7 @@ impl Analyzer {
             };
             if n.name == "take" {
                 self.take_of_range(&mut call);
+                self.take_of_sort(&mut call);
             }
             if let Some(op) = PrimOp::of_call(n.name, call.args.len()) {
                 let mut args = call.args;
@@ -732,6 +733,29 @@ impl Analyzer {
         };
         call.args.extend(inner.args);
         call.id = take_range.native.id;
+    }
+
+    /// `(take n (sort-by keyfn comp? coll))` and `(take n (sort comp?
+    /// coll))` call one builtin that sorts only the first `n` items when
+    /// it can (a top-n query is the usual reason to sort); the result is
+    /// the same.
+    fn take_of_sort(&self, call: &mut NativeCall) {
+        let [_, Expr::CallNative(inner)] = call.args.as_slice() else {
+            return;
+        };
+        let fused = match (self.registry.get(inner.id).name, inner.args.len()) {
+            ("sort-by", 2..=3) => builtins::TAKE_SORTED_BY,
+            ("sort", 1..=2) => builtins::TAKE_SORTED,
+            _ => return,
+        };
+        let Some(fused) = self.registry.lookup(fused) else {
+            return;
+        };
+        let Expr::CallNative(inner) = call.args.pop().expect("two arguments") else {
+            unreachable!("matched above");
+        };
+        call.args.extend(inner.args);
+        call.id = fused.native.id;
     }
 
     /// Analyze `fn` arities (already split into `(params body...)` groups).
