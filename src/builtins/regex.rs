@@ -83,9 +83,11 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
     // A pattern the linear-time engine accepts is searched by it (fast,
     // no backtracking); any other is searched position by position, over
     // less text and with fewer steps the heavier it is.
-    let linear =
-        regex_syntax::Parser::new().parse(&pattern).is_ok() && !possessive_or_atomic(&pattern);
-    let bounds = if linear {
+    let linear = regex_syntax::Parser::new()
+        .parse(&pattern)
+        .ok()
+        .filter(|_| !possessive_or_atomic(&pattern));
+    let bounds = if linear.is_some() {
         None
     } else {
         Some(backtracking_bounds(source, &pattern)?)
@@ -104,10 +106,9 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
         None => None,
         Some(_) => Some(build(&format!("\\G(?:{pattern})"), backtrack_limit)?),
     };
-    let direct = match bounds {
-        None => Direct::build(&pattern, COMPILED_SIZE_LIMIT).map(Arc::new),
-        Some(_) => None,
-    };
+    let direct = linear
+        .and_then(|hir| Direct::build(&hir, COMPILED_SIZE_LIMIT))
+        .map(Arc::new);
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,

@@ -21,6 +21,7 @@ use regex_automata::util::pool::Pool;
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::primitives::NonMaxUsize;
 use regex_automata::{Anchored, Input, MatchKind, Span};
+use regex_syntax::hir::Hir;
 
 /// Candidates tried before the search goes back to the regex crate.
 const MAX_MISSES: usize = 8;
@@ -86,14 +87,14 @@ pub(crate) enum Outcome {
 }
 
 impl Direct {
-    /// The direct path for `pattern` (in the regex crate's syntax), when
-    /// it has one: the pattern is one-pass, has at most [`MAX_GROUPS`]
-    /// groups, and each of its matches starts with one of a set of
-    /// literals that a fast prefilter finds. `size_limit` bounds the
-    /// compiled forms as it bounds the regex crate's.
-    pub(crate) fn build(pattern: &str, size_limit: usize) -> Option<Direct> {
-        let hir = regex_automata::util::syntax::parse(pattern).ok()?;
-        let starts = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, &hir)?;
+    /// The direct path for a pattern (parsed by regex-syntax with its
+    /// default settings, as the regex crate parses it), when it has one:
+    /// the pattern is one-pass, has at most [`MAX_GROUPS`] groups, and
+    /// each of its matches starts with one of a set of literals that a
+    /// fast prefilter finds. `size_limit` bounds the compiled forms as it
+    /// bounds the regex crate's.
+    pub(crate) fn build(hir: &Hir, size_limit: usize) -> Option<Direct> {
+        let starts = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, hir)?;
         if !starts.is_fast() {
             return None;
         }
@@ -102,7 +103,7 @@ impl Direct {
             .build_from_nfa(
                 thompson::Compiler::new()
                     .configure(thompson::Config::new().nfa_size_limit(Some(size_limit)))
-                    .build_from_hir(&hir)
+                    .build_from_hir(hir)
                     .ok()?,
             )
             .ok()?;
@@ -156,6 +157,10 @@ impl Direct {
 mod tests {
     use super::*;
 
+    fn build(pattern: &str) -> Option<Direct> {
+        Direct::build(&regex_syntax::Parser::new().parse(pattern).ok()?, 1 << 20)
+    }
+
     fn groups(direct: &Direct, text: &str) -> Option<Vec<Option<String>>> {
         let mut found = Found::default();
         match direct.first(text, 0, &mut found) {
@@ -171,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_pattern_with_a_literal_start_finds_its_first_match_and_groups() {
-        let direct = Direct::build(r"\[([a-z]+)\] n=([0-9]+)(x)?", 1 << 20).expect("direct");
+        let direct = build(r"\[([a-z]+)\] n=([0-9]+)(x)?").expect("direct");
         assert_eq!(
             groups(&direct, "t [no] then [ab] n=12 [cd] n=3x"),
             Some(vec![
@@ -236,7 +241,7 @@ mod tests {
         for _ in 0..1500 {
             let p = pattern(&mut x);
             let oracle = regex::Regex::new(&p).expect("valid pattern");
-            let Some(direct) = Direct::build(&p, 1 << 20) else {
+            let Some(direct) = build(&p) else {
                 continue;
             };
             direct_patterns += 1;
@@ -267,13 +272,13 @@ mod tests {
     #[test]
     fn patterns_without_a_literal_start_or_not_one_pass_have_no_direct_path() {
         for pattern in [r"a*", r"\w+x", r"(a|b)*a", r".*z", r"x\w*\w"] {
-            assert!(Direct::build(pattern, 1 << 20).is_none(), "{pattern}");
+            assert!(build(pattern).is_none(), "{pattern}");
         }
     }
 
     #[test]
     fn many_near_misses_send_the_search_back_to_the_regex_crate() {
-        let direct = Direct::build(r"\[(\w+)\]=1", 1 << 20).expect("direct");
+        let direct = build(r"\[(\w+)\]=1").expect("direct");
         let text = "[a]=2 ".repeat(MAX_MISSES) + "[z]=1";
         assert!(matches!(
             direct.first(&text, 0, &mut Found::default()),
