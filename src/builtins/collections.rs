@@ -579,11 +579,22 @@ fn sort(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// `(take n (sort comp? coll))`, which the analyzer rewrites to this:
 /// [`take_sorted_by`] for `sort`.
 fn take_sorted(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    take_first(interp, args, sort_first)
+}
+
+/// `(take n sorted)` where `first(interp, sort_args, limit)` gives the
+/// first `limit` items of a sort on the rest of `args`.
+fn take_first(
+    interp: &mut Interp<'_>,
+    args: &[Value],
+    first: fn(&mut Interp<'_>, &[Value], usize) -> EvalResult,
+) -> EvalResult {
     let Value::Int(n) = args[0] else {
-        let sorted = sort(interp, &args[1..])?;
+        // `take`'s own error, after the sort's, as without the rewrite.
+        let sorted = first(interp, &args[1..], usize::MAX)?;
         return take(interp, &[args[0].clone(), sorted]);
     };
-    sort_first(interp, &args[1..], n.max(0) as usize)
+    first(interp, &args[1..], n.max(0) as usize)
 }
 
 /// The first `limit` items of `(sort ...)` on `args`.
@@ -620,17 +631,12 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 /// `(take n (sort-by keyfn order? coll))`, which the analyzer rewrites to
 /// this (the name cannot be written in a program): the first `n` items
-/// of `sort-by`'s order (the top-n query). When the keys are numbers in a known order, the
-/// `n` first are picked out and only they are sorted; otherwise the
-/// whole collection is sorted and cut. Either way the keys are taken
-/// from every item, in order, as `sort-by` takes them.
+/// of `sort-by`'s order (a top-n query). When the keys are numbers in a
+/// known order, the first `n` are picked out and only they are sorted;
+/// otherwise the whole collection is sorted and cut. Either way the keys
+/// are taken from every item, in order, as `sort-by` takes them.
 fn take_sorted_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let Value::Int(n) = args[0] else {
-        // `take`'s own error, after `sort-by`'s, as without the rewrite.
-        let sorted = sort_by(interp, &args[1..])?;
-        return take(interp, &[args[0].clone(), sorted]);
-    };
-    sort_by_first(interp, &args[1..], n.max(0) as usize)
+    take_first(interp, args, sort_by_first)
 }
 
 /// The first `limit` items of `(sort-by ...)` on `args`.
