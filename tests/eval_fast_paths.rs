@@ -374,9 +374,9 @@ fn lookups_with_a_constant_key_are_the_calls_they_replace() {
     assert_eq!(e.span().map(|s| (s.line, s.column)), Some((2, 7)));
 }
 
-/// `(take n (sort-by ...))` and `(take n (sort ...))` give what `take`
-/// of a sorted collection gives: the same items in the same (stable)
-/// order, the same errors.
+/// `(take n (sort-by ...))`, `(take n (sort ...))` and `(first ...)` of
+/// either give what `take` or `first` of a sorted collection gives: the
+/// same items in the same (stable) order, the same errors.
 #[test]
 fn take_of_a_sort_is_take_of_the_sorted_collection() {
     let collections = [
@@ -407,6 +407,10 @@ fn take_of_a_sort_is_take_of_the_sorted_collection() {
                 assert_eq!(show(eval(&fused)), show(eval(&apart)), "{fused}");
                 compared += 1;
             }
+            let sorted = format!("(sort-by :k {order} {coll})");
+            let fused = format!("(first {sorted})");
+            let apart = format!("(let [s {sorted}] (first s))");
+            assert_eq!(show(eval(&fused)), show(eval(&apart)), "{fused}");
         }
     }
     assert_eq!(compared, 10 * 7 * 10);
@@ -428,6 +432,9 @@ fn take_of_a_sort_is_take_of_the_sorted_collection() {
                 let apart = format!("(let [s (sort {order} {coll})] (take {n} s))");
                 assert_eq!(show(eval(&fused)), show(eval(&apart)), "{fused}");
             }
+            let fused = format!("(first (sort {order} {coll}))");
+            let apart = format!("(let [s (sort {order} {coll})] (first s))");
+            assert_eq!(show(eval(&fused)), show(eval(&apart)), "{fused}");
         }
     }
     // Ties keep their input order among the first n, ascending or not.
@@ -438,6 +445,11 @@ fn take_of_a_sort_is_take_of_the_sorted_collection() {
     // A key function runs on every item, as for `sort-by`: its error is
     // raised even when the item could not be among the first n.
     assert_fails!("(take 1 (sort-by #(- 10 %) [1 2 \"three\"]))", "three");
+    // The first of equal keys is the earliest.
+    assert_eval!(
+        "(:i (first (sort-by :k > [{:k 1 :i 0} {:k 2 :i 1} {:k 2 :i 2}])))",
+        "1"
+    );
     // A program's own `take` is not rewritten.
     assert_eval!(
         "(defn take [n xs] :mine) (take 2 (sort-by - [1 2 3]))",

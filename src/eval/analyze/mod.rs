@@ -691,6 +691,9 @@ impl Analyzer {
                 self.take_of_range(&mut call);
                 self.take_of_sort(&mut call);
             }
+            if n.name == "first" {
+                self.first_of_sort(&mut call);
+            }
             if let Some(op) = PrimOp::of_call(n.name, call.args.len()) {
                 let mut args = call.args;
                 let int_tree = args.iter().all(is_int_operand);
@@ -743,19 +746,40 @@ impl Analyzer {
         let [_, Expr::CallNative(inner)] = call.args.as_slice() else {
             return;
         };
-        let fused = match (self.registry.get(inner.id).name, inner.args.len()) {
-            ("sort-by", 2..=3) => builtins::TAKE_SORTED_BY,
-            ("sort", 1..=2) => builtins::TAKE_SORTED,
-            _ => return,
-        };
-        let Some(fused) = self.registry.lookup(fused) else {
+        let Some(fused) = self.first_of_sort_builtin(inner) else {
             return;
         };
         let Expr::CallNative(inner) = call.args.pop().expect("two arguments") else {
             unreachable!("matched above");
         };
         call.args.extend(inner.args);
-        call.id = fused.native.id;
+        call.id = fused;
+    }
+
+    /// `(first (sort-by ...))` and `(first (sort ...))`: the sort is
+    /// that of the first item only, `(take 1 ...)` as [`Self::take_of_sort`]
+    /// makes it.
+    fn first_of_sort(&self, call: &mut NativeCall) {
+        let [Expr::CallNative(inner)] = call.args.as_mut_slice() else {
+            return;
+        };
+        let Some(fused) = self.first_of_sort_builtin(inner) else {
+            return;
+        };
+        inner.args.insert(0, Expr::Const(Value::Int(1)));
+        inner.id = fused;
+    }
+
+    /// The builtin giving the first n items of `inner`'s sort, when
+    /// `inner` is a call of `sort-by` or `sort` with a valid count of
+    /// arguments.
+    fn first_of_sort_builtin(&self, inner: &NativeCall) -> Option<u16> {
+        let fused = match (self.registry.get(inner.id).name, inner.args.len()) {
+            ("sort-by", 2..=3) => builtins::TAKE_SORTED_BY,
+            ("sort", 1..=2) => builtins::TAKE_SORTED,
+            _ => return None,
+        };
+        self.registry.lookup(fused).map(|f| f.native.id)
     }
 
     /// Analyze `fn` arities (already split into `(params body...)` groups).
@@ -1039,6 +1063,44 @@ mod tests {
         assert!(forms.len() > 10);
         for form in &forms {
             assert_eq!(form_text(form), crate::value::pr_str(&quote(form)));
+        }
+    }
+
+    /// The builtins the program's outermost expression calls, outermost
+    /// first.
+    fn native_calls(source: &str) -> Vec<&'static str> {
+        let forms = crate::reader::read_program(source).unwrap();
+        let mut expr = &analyze_program(&forms, None, None).unwrap().body;
+        let mut names = Vec::new();
+        while let Expr::CallNative(call) = expr {
+            names.push(builtins::registry().get(call.id).name);
+            match call.args.last() {
+                Some(last) => expr = last,
+                None => break,
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn a_top_n_sort_is_one_call_of_a_builtin_that_sorts_only_the_top() {
+        let by = builtins::TAKE_SORTED_BY;
+        let plain = builtins::TAKE_SORTED;
+        for (source, calls) in [
+            ("(take 2 (sort-by - [3 1 2]))", vec![by]),
+            ("(take 2 (sort-by - > [3 1 2]))", vec![by]),
+            ("(take 2 (sort [3 1 2]))", vec![plain]),
+            ("(first (sort-by - [3 1 2]))", vec!["first", by]),
+            ("(first (sort > [3 1 2]))", vec!["first", plain]),
+            ("(->> [3 1 2] (sort-by -) (take 2))", vec![by]),
+            // Anything else is called as written.
+            (
+                "(take 2 (reverse (sort [3 1 2])))",
+                vec!["take", "reverse", "sort"],
+            ),
+            ("(last (sort [3 1 2]))", vec!["last", "sort"]),
+        ] {
+            assert_eq!(native_calls(source), calls, "{source}");
         }
     }
 }
