@@ -369,7 +369,7 @@ impl<'t> FirstMatch<'t, '_> {
 
     fn group(&self, i: usize) -> Option<&'t str> {
         match self {
-            FirstMatch::Direct(s, found) => found.group(i).map(|r| &s[r]),
+            FirstMatch::Direct(s, found) => found.group(i).and_then(|r| s.get(r)),
             FirstMatch::Captures(caps) => caps.get(i).map(|m| m.as_str()),
         }
     }

@@ -6,7 +6,7 @@ use std::fmt;
 
 use crate::value::ShortStr;
 
-/// A symbol's or keyword's text. Equality, hashing and ordering read the
+/// A symbol's or keyword's text. Equality and hashing read the
 /// text, never the form it is kept in.
 #[derive(Clone)]
 pub struct Name(Repr);
