@@ -424,6 +424,33 @@ fn numeric_direction(order: Option<&Value>) -> Option<bool> {
     }
 }
 
+/// The positions of the first `limit` of `keys` (fewer than all) in the
+/// stable natural order, ascending or `descending`, when that order is
+/// known to be total on them (all strings, all keywords, all integers or
+/// all floats without NaN, see [`totally_ordered`]): picked out, then
+/// sorted, equal keys told apart by position. `None` for other keys.
+fn first_in_natural_order(keys: &[Value], descending: bool, limit: usize) -> Option<Vec<usize>> {
+    if limit >= keys.len() || !totally_ordered(keys.iter(), false) {
+        return None;
+    }
+    let by_place = |a: &u32, b: &u32| {
+        let (x, y) = (&keys[*a as usize], &keys[*b as usize]);
+        let order = compare(x, y).unwrap_or(Ordering::Equal);
+        let order = if descending { order.reverse() } else { order };
+        order.then(a.cmp(b))
+    };
+    let mut positions: Vec<u32> = (0..u32::try_from(keys.len()).ok()?).collect();
+    if !sorted_items(positions.len()) {
+        return Some(Vec::new());
+    }
+    if limit > 0 {
+        positions.select_nth_unstable_by(limit - 1, by_place);
+    }
+    positions.truncate(limit);
+    super::merge_sort::sort_total_by(&mut positions, by_place, sorted_items);
+    Some(positions.into_iter().map(|i| i as usize).collect())
+}
+
 /// The positions of the first `limit` of `keys` in stable sorted order,
 /// ascending or `descending`, when every key is an integer or every key
 /// is a float other than NaN: a total order, compared as machine numbers
@@ -485,6 +512,16 @@ fn sorted_by_number(keys: &[Value], descending: bool, limit: usize) -> Option<Ve
             limit,
         ),
         _ => None,
+    }
+}
+
+/// Whether `order` (of `sort`, `sort-by`) is the natural order, ascending
+/// (`false`: none or `:asc`) or descending (`true`: `:desc`). `None` for
+/// a comparator.
+fn natural_direction(order: Option<&Value>) -> Option<bool> {
+    match order {
+        None => Some(false),
+        Some(order) => direction(order),
     }
 }
 
@@ -601,10 +638,17 @@ fn take_first(
 fn sort_first(interp: &mut Interp<'_>, args: &[Value], limit: usize) -> EvalResult {
     let coll = args.last().expect("arity checked");
     let mut items = seq_items(coll, "sort")?;
-    if let Some(descending) = numeric_direction(args.first().filter(|_| args.len() == 2)) {
+    let order = args.first().filter(|_| args.len() == 2);
+    if let Some(descending) = numeric_direction(order) {
         if let Some(positions) = sorted_by_number(&items, descending, limit) {
             let sorted = positions.iter().map(|&i| std::mem::take(&mut items[i]));
             return vector_result(interp, sorted.collect());
+        }
+    }
+    if let Some(descending) = natural_direction(order) {
+        if let Some(positions) = first_in_natural_order(&items, descending, limit) {
+            let first = positions.iter().map(|&i| std::mem::take(&mut items[i]));
+            return vector_result(interp, first.collect());
         }
     }
     let total = known_total_order(args.first().filter(|_| args.len() == 2), items.iter());
@@ -653,6 +697,12 @@ fn sort_by_first(interp: &mut Interp<'_>, args: &[Value], limit: usize) -> EvalR
         if let Some(positions) = sorted_by_number(&keys, descending, limit) {
             let sorted = positions.iter().map(|&i| items[i].clone());
             return vector_result(interp, sorted.collect());
+        }
+    }
+    if let Some(descending) = natural_direction(order) {
+        if let Some(positions) = first_in_natural_order(&keys, descending, limit) {
+            let first = positions.iter().map(|&i| items[i].clone());
+            return vector_result(interp, first.collect());
         }
     }
     let mut keyed: Vec<(Value, Value)> = keys.into_iter().zip(items.iter().cloned()).collect();
