@@ -440,15 +440,30 @@ fn first_in_natural_order(keys: &[Value], descending: bool, limit: usize) -> Opt
         order.then(a.cmp(b))
     };
     let mut positions: Vec<u32> = (0..u32::try_from(keys.len()).ok()?).collect();
-    if !sorted_items(positions.len()) {
-        return Some(Vec::new());
-    }
-    if limit > 0 {
-        positions.select_nth_unstable_by(limit - 1, by_place);
-    }
-    positions.truncate(limit);
-    super::merge_sort::sort_total_by(&mut positions, by_place, sorted_items);
+    keep_first(&mut positions, limit, by_place);
     Some(positions.into_iter().map(|i| i as usize).collect())
+}
+
+/// Keep the first `limit` of `items` in the order `by_place` gives, which
+/// must tell any two items apart (a total order, equal keys told apart
+/// by position, so the result is the stable order's first `limit`):
+/// picked out in linear time, then only they sorted. The meter is told
+/// of the work; a stopped meter leaves no items (the run ends with its
+/// error).
+fn keep_first<T: Default>(
+    items: &mut Vec<T>,
+    limit: usize,
+    mut by_place: impl FnMut(&T, &T) -> Ordering,
+) {
+    if !sorted_items(items.len()) {
+        items.clear();
+        return;
+    }
+    if limit > 0 && limit < items.len() {
+        items.select_nth_unstable_by(limit - 1, &mut by_place);
+    }
+    items.truncate(limit);
+    super::merge_sort::sort_total_by(items, by_place, sorted_items);
 }
 
 /// The positions of the first `limit` of `keys` in stable sorted order,
@@ -476,17 +491,7 @@ fn sorted_by_number(keys: &[Value], descending: bool, limit: usize) -> Option<Ve
             }
         };
         if limit < keyed.len() {
-            // The first `limit` picked out, then sorted: equal keys are
-            // told apart by position, so the order is the stable one.
-            let by_place = |a: &(K, u32), b: &(K, u32)| compare(a, b).then(a.1.cmp(&b.1));
-            if !sorted_items(keyed.len()) {
-                return Some(Vec::new());
-            }
-            if limit > 0 {
-                keyed.select_nth_unstable_by(limit - 1, by_place);
-            }
-            keyed.truncate(limit);
-            super::merge_sort::sort_total_by(&mut keyed, by_place, sorted_items);
+            keep_first(&mut keyed, limit, |a, b| compare(a, b).then(a.1.cmp(&b.1)));
         } else {
             super::merge_sort::sort_total_by(&mut keyed, compare, sorted_items);
         }
