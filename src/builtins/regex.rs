@@ -106,9 +106,7 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
         None => None,
         Some(_) => Some(build(&format!("\\G(?:{pattern})"), backtrack_limit)?),
     };
-    let direct = linear
-        .and_then(|hir| Direct::build(&hir, COMPILED_SIZE_LIMIT))
-        .map(Arc::new);
+    let direct = linear.and_then(|hir| Direct::build(&hir)).map(Arc::new);
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,

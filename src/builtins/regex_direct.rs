@@ -15,6 +15,8 @@
 //! caller goes back to the regex crate, so a text full of near misses
 //! costs at most a few passes more, never a quadratic search.
 
+use std::sync::Arc;
+
 use regex_automata::dfa::onepass;
 use regex_automata::nfa::thompson;
 use regex_automata::util::pool::Pool;
@@ -26,6 +28,13 @@ use regex_syntax::hir::Hir;
 /// Candidates tried before the search goes back to the regex crate.
 const MAX_MISSES: usize = 8;
 
+/// Most memory the NFA and the one-pass DFA of a pattern on this path
+/// may take, each. Compiled patterns are kept for the process (up to 256
+/// of them), so this bounds what the path adds to each. A Unicode class
+/// (`\p{L}`, a Unicode `\w`) takes about 0.3 MB; a pattern that needs
+/// more than this is searched by the regex crate alone.
+const SIZE_LIMIT: usize = 1024 * 1024;
+
 /// Most groups (the whole match included) a pattern on this path has:
 /// their positions are kept on the stack.
 const MAX_GROUPS: usize = 16;
@@ -34,7 +43,7 @@ type NewCache = Box<dyn Fn() -> onepass::Cache + Send + Sync>;
 
 /// A pattern's one-pass DFA and the prefilter for where its matches start.
 pub(crate) struct Direct {
-    dfa: onepass::DFA,
+    dfa: Arc<onepass::DFA>,
     starts: Prefilter,
     caches: Pool<onepass::Cache, NewCache>,
     groups: usize,
@@ -91,18 +100,18 @@ impl Direct {
     /// default settings, as the regex crate parses it), when it has one:
     /// the pattern is one-pass, has at most [`MAX_GROUPS`] groups, and
     /// each of its matches starts with one of a set of literals that a
-    /// fast prefilter finds. `size_limit` bounds the compiled forms as it
-    /// bounds the regex crate's.
-    pub(crate) fn build(hir: &Hir, size_limit: usize) -> Option<Direct> {
+    /// fast prefilter finds, and its compiled forms keep within
+    /// [`SIZE_LIMIT`].
+    pub(crate) fn build(hir: &Hir) -> Option<Direct> {
         let starts = Prefilter::from_hir_prefix(MatchKind::LeftmostFirst, hir)?;
         if !starts.is_fast() {
             return None;
         }
         let dfa = onepass::DFA::builder()
-            .configure(onepass::Config::new().size_limit(Some(size_limit)))
+            .configure(onepass::Config::new().size_limit(Some(SIZE_LIMIT)))
             .build_from_nfa(
                 thompson::Compiler::new()
-                    .configure(thompson::Config::new().nfa_size_limit(Some(size_limit)))
+                    .configure(thompson::Config::new().nfa_size_limit(Some(SIZE_LIMIT)))
                     .build_from_hir(hir)
                     .ok()?,
             )
@@ -114,7 +123,8 @@ impl Direct {
         if groups > MAX_GROUPS || dfa.get_nfa().pattern_len() != 1 {
             return None;
         }
-        let for_caches = dfa.clone();
+        let dfa = Arc::new(dfa);
+        let for_caches = Arc::clone(&dfa);
         Some(Direct {
             dfa,
             starts,
@@ -158,7 +168,7 @@ mod tests {
     use super::*;
 
     fn build(pattern: &str) -> Option<Direct> {
-        Direct::build(&regex_syntax::Parser::new().parse(pattern).ok()?, 1 << 20)
+        Direct::build(&regex_syntax::Parser::new().parse(pattern).ok()?)
     }
 
     fn groups(direct: &Direct, text: &str) -> Option<Vec<Option<String>>> {
@@ -274,6 +284,13 @@ mod tests {
         for pattern in [r"a*", r"\w+x", r"(a|b)*a", r".*z", r"x\w*\w"] {
             assert!(build(pattern).is_none(), "{pattern}");
         }
+    }
+
+    #[test]
+    fn a_pattern_whose_compiled_forms_are_over_the_limit_has_no_direct_path() {
+        // A one-pass DFA of about 0.3 MB, and one of about 16 MB.
+        assert!(build(r"\[(\p{L}+)\]").is_some());
+        assert!(build(r"x\w{50}").is_none());
     }
 
     #[test]
