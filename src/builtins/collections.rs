@@ -520,6 +520,23 @@ fn sorted_by_number(keys: &[Value], descending: bool, limit: usize) -> Option<Ve
     }
 }
 
+/// The positions of the first `limit` of `keys` in the stable order
+/// `order` gives (of `sort`, `sort-by`), when that order is known
+/// without a call per comparison: numbers in any order [`sorted_by_number`]
+/// takes, or keys [`first_in_natural_order`] takes. `None` otherwise.
+fn positions_without_calls(
+    keys: &[Value],
+    order: Option<&Value>,
+    limit: usize,
+) -> Option<Vec<usize>> {
+    if let Some(descending) = numeric_direction(order) {
+        if let Some(positions) = sorted_by_number(keys, descending, limit) {
+            return Some(positions);
+        }
+    }
+    first_in_natural_order(keys, natural_direction(order)?, limit)
+}
+
 /// Whether `order` (of `sort`, `sort-by`) is the natural order, ascending
 /// (`false`: none or `:asc`) or descending (`true`: `:desc`). `None` for
 /// a comparator.
@@ -644,19 +661,11 @@ fn sort_first(interp: &mut Interp<'_>, args: &[Value], limit: usize) -> EvalResu
     let coll = args.last().expect("arity checked");
     let mut items = seq_items(coll, "sort")?;
     let order = args.first().filter(|_| args.len() == 2);
-    if let Some(descending) = numeric_direction(order) {
-        if let Some(positions) = sorted_by_number(&items, descending, limit) {
-            let sorted = positions.iter().map(|&i| std::mem::take(&mut items[i]));
-            return vector_result(interp, sorted.collect());
-        }
+    if let Some(positions) = positions_without_calls(&items, order, limit) {
+        let sorted = positions.iter().map(|&i| std::mem::take(&mut items[i]));
+        return vector_result(interp, sorted.collect());
     }
-    if let Some(descending) = natural_direction(order) {
-        if let Some(positions) = first_in_natural_order(&items, descending, limit) {
-            let first = positions.iter().map(|&i| std::mem::take(&mut items[i]));
-            return vector_result(interp, first.collect());
-        }
-    }
-    let total = known_total_order(args.first().filter(|_| args.len() == 2), items.iter());
+    let total = known_total_order(order, items.iter());
     match args {
         [_] => sort_values(&mut items, total, natural("sort"))?,
         [order, _] => match direction(order) {
@@ -680,9 +689,10 @@ fn sort_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 /// `(take n (sort-by keyfn order? coll))`, which the analyzer rewrites to
 /// this (the name cannot be written in a program): the first `n` items
-/// of `sort-by`'s order (a top-n query). When the keys are numbers in a
-/// known order, the first `n` are picked out and only they are sorted;
-/// otherwise the whole collection is sorted and cut. Either way the keys
+/// of `sort-by`'s order (a top-n query). When the order is known without
+/// a call per comparison (see [`positions_without_calls`]), the first `n`
+/// are picked out and only they are sorted; otherwise the whole
+/// collection is sorted and cut. Either way the keys
 /// are taken from every item, in order, as `sort-by` takes them.
 fn take_sorted_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     take_first(interp, args, sort_by_first)
@@ -698,17 +708,9 @@ fn sort_by_first(interp: &mut Interp<'_>, args: &[Value], limit: usize) -> EvalR
         keys.push(key_of(interp, keyfn, item)?);
     }
     let order = args.get(1).filter(|_| args.len() == 3);
-    if let Some(descending) = numeric_direction(order) {
-        if let Some(positions) = sorted_by_number(&keys, descending, limit) {
-            let sorted = positions.iter().map(|&i| items[i].clone());
-            return vector_result(interp, sorted.collect());
-        }
-    }
-    if let Some(descending) = natural_direction(order) {
-        if let Some(positions) = first_in_natural_order(&keys, descending, limit) {
-            let first = positions.iter().map(|&i| items[i].clone());
-            return vector_result(interp, first.collect());
-        }
+    if let Some(positions) = positions_without_calls(&keys, order, limit) {
+        let sorted = positions.iter().map(|&i| items[i].clone());
+        return vector_result(interp, sorted.collect());
     }
     let mut keyed: Vec<(Value, Value)> = keys.into_iter().zip(items.iter().cloned()).collect();
     // Every order is a stable sort: `:desc` reverses the comparison, not
