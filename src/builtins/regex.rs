@@ -106,12 +106,12 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
         None => None,
         Some(_) => Some(build(&format!("\\G(?:{pattern})"), backtrack_limit)?),
     };
-    let direct = linear.and_then(|hir| Direct::build(&hir)).map(Arc::new);
     Ok(Arc::new(Regex {
         source: source.to_string(),
         regex,
         stepped,
-        direct,
+        linear: linear.map(Arc::new),
+        direct: std::sync::OnceLock::new(),
         searched: bounds.map_or(MAX_INPUT, |b| b.searched),
         backtrack_limit,
         whole: std::sync::OnceLock::new(),
@@ -327,6 +327,7 @@ impl Clone for Regex {
             source: self.source.clone(),
             regex: self.regex.clone(),
             stepped: self.stepped.clone(),
+            linear: self.linear.clone(),
             direct: self.direct.clone(),
             searched: self.searched,
             backtrack_limit: self.backtrack_limit,
@@ -385,7 +386,10 @@ fn first_match<'t, 'f>(
     s: &'t str,
     found: &'f mut Found,
 ) -> Result<Option<FirstMatch<'t, 'f>>, Error> {
-    if let Some(direct) = &re.direct {
+    let direct = re
+        .direct
+        .get_or_init(|| re.linear.as_deref().and_then(Direct::build).map(Arc::new));
+    if let Some(direct) = direct {
         if !crate::meter::work(ATTEMPT_WORK) {
             return Ok(None);
         }

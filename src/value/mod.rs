@@ -97,9 +97,14 @@ pub struct Regex {
     /// Backtracking steps one attempt may take (fewer for a heavier
     /// pattern).
     pub(crate) backtrack_limit: usize,
+    /// A linear pattern's parsed form (regex-syntax's), kept to build
+    /// `direct` from on first need.
+    pub(crate) linear: Option<Arc<regex_syntax::hir::Hir>>,
     /// For linear patterns that start with a literal and are one-pass:
-    /// the first match found in one pass (`re-find`, `extract`).
-    pub(crate) direct: Option<Arc<crate::builtins::regex_direct::Direct>>,
+    /// the first match found in one pass (`re-find`, `extract`), built
+    /// on the first such search, so patterns only split or replaced with
+    /// never pay for it.
+    pub(crate) direct: std::sync::OnceLock<Option<Arc<crate::builtins::regex_direct::Direct>>>,
     /// The pattern anchored at both ends (`re-matches`), compiled on first
     /// use and kept with the pattern.
     pub(crate) whole: std::sync::OnceLock<Result<Arc<Regex>, crate::error::Error>>,
