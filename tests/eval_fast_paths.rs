@@ -177,6 +177,76 @@ fn recur_rebinds_plain_names_and_patterns() {
 }
 
 #[test]
+fn recur_stores_integers_over_values_of_any_kind() {
+    // The slot holds a string, a map or nil between integers: an integer
+    // written over an integer keeps only the number, over anything else
+    // replaces the value (`set_local_int`).
+    // Two bindings, so that `recur` stores each value itself; the loop
+    // stops after `k` rounds, leaving each kind of value before an integer.
+    for (k, expected) in ["\"start\"", "0", "{:n 1}", "nil", "3", "{:n 4}"]
+        .iter()
+        .enumerate()
+    {
+        let src = format!(
+            "(loop [x \"start\" n 0] \
+               (if (< n {k}) (recur (case (mod n 3) 0 n 1 {{:n n}} nil) (inc n)) x))"
+        );
+        assert_eval!(src.as_str(), *expected);
+    }
+    assert_eval!(
+        "(loop [i 0 acc \"a string longer than fourteen bytes\"] \
+           (if (< i 3) (recur (inc i) (if (even? i) i (str acc i))) acc))",
+        "2"
+    );
+}
+
+/// Every builtin that takes a predicate judges its result where the call
+/// left it (`Interp::call_truthy`): only nil and false are falsy, whatever
+/// kind of value the predicate returns.
+#[test]
+fn predicates_judge_every_kind_of_result() {
+    let with_p = |form: &str| {
+        format!(
+            "(let [rs [nil false true 0 \"\" [] {{}} :k 1.5 \"a string longer than 14 bytes\" +] \
+                   p (fn [i] (nth rs i)) \
+                   xs (range (count rs))] {form})"
+        )
+    };
+    for (form, expected) in [
+        ("(filter p xs)", "[2 3 4 5 6 7 8 9 10]"),
+        ("(remove p xs)", "[0 1]"),
+        ("(take-while p [2 3 0 4])", "[2 3]"),
+        ("(drop-while p [2 3 0 4])", "[0 4]"),
+        ("(split-with p [2 3 1 4])", "[[2 3] [1 4]]"),
+        ("[(every? p (range 2 11)) (every? p [2 1])]", "[true false]"),
+        (
+            "[(not-every? p [2 1]) (not-every? p [2 10])]",
+            "[true false]",
+        ),
+        ("(find p [0 1 7 8])", "7"),
+        ("(map (complement p) [0 1 2 10])", "[true true false false]"),
+        (
+            "[((every-pred p) 2 3 10) ((every-pred p) 2 1)]",
+            "[true false]",
+        ),
+        (
+            "[((all-of p) 2) ((any-of p) 1) ((none-of p) 0) ((none-of p) 6)]",
+            "[true false true false]",
+        ),
+        ("(sort (set/select p #{0 1 5 9}))", "[5 9]"),
+        ("(count (filter p (map #(mod % 11) (range 1000))))", "818"),
+    ] {
+        assert_eval!(with_p(form).as_str(), expected);
+    }
+    // A comparator that answers nil for "not less" is asked the other way
+    // round, and that answer is judged the same way.
+    assert_eval!("(sort (fn [a b] (when (< a b) true)) [3 1 2])", "[1 2 3]");
+    // A predicate's error ends the call, with the predicate's error.
+    let e = error_of("(filter (fn [i] (if (= i 3) (/ 1 0) i)) (range 5))");
+    assert!(e.to_string().contains("zero"), "{e}");
+}
+
+#[test]
 fn named_functions_call_themselves_and_are_values() {
     assert_eval!(
         "(defn fib [n] (if (< n 2) n (+ (fib (- n 1)) (fib (- n 2))))) (fib 15)",

@@ -138,7 +138,7 @@ fn drop(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn take_while(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut out = Vec::new();
     for item in seq_items(&args[1], "take-while")? {
-        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+        if !interp.call_truthy(&args[0], std::slice::from_ref(&item))? {
             break;
         }
         out.push(item);
@@ -150,7 +150,7 @@ fn drop_while(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let items = seq_items(&args[1], "drop-while")?;
     let mut start = items.len();
     for (i, item) in items.iter().enumerate() {
-        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+        if !interp.call_truthy(&args[0], std::slice::from_ref(item))? {
             start = i;
             break;
         }
@@ -177,7 +177,7 @@ fn filter(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     no_transducer("filter", args)?;
     let mut out = Vec::new();
     for item in seq_view(&args[1], "filter")?.iter() {
-        if interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+        if interp.call_truthy(&args[0], std::slice::from_ref(item))? {
             out.push(item.clone());
         }
     }
@@ -188,7 +188,7 @@ fn remove(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     no_transducer("remove", args)?;
     let mut out = Vec::new();
     for item in seq_view(&args[1], "remove")?.iter() {
-        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+        if !interp.call_truthy(&args[0], std::slice::from_ref(item))? {
             out.push(item.clone());
         }
     }
@@ -231,7 +231,7 @@ fn find(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
     }
     for item in seq_items(&args[1], "find")? {
-        if interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+        if interp.call_truthy(&args[0], std::slice::from_ref(&item))? {
             return Ok(item);
         }
     }
@@ -585,7 +585,7 @@ fn by_comparator<'a, 'h>(
             Value::Float(x) => x.partial_cmp(&0.0).unwrap_or(Ordering::Equal),
             Value::Bool(true) => Ordering::Less,
             Value::Bool(false) | Value::Nil => {
-                if interp.call(f, &[b.clone(), a.clone()])?.truthy() {
+                if interp.call_truthy(f, &[b.clone(), a.clone()])? {
                     Ordering::Greater
                 } else {
                     Ordering::Equal
@@ -1093,7 +1093,7 @@ fn some(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn every(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     for item in seq_view(&args[1], "every?")?.iter() {
-        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+        if !interp.call_truthy(&args[0], std::slice::from_ref(item))? {
             return Ok(Value::Bool(false));
         }
     }

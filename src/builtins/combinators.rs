@@ -109,7 +109,7 @@ pub(crate) fn call_combinator(
             }
             Ok(Value::vector(out))
         }
-        FunctionKind::Complement(f) => Ok(Value::Bool(!interp.call(f, args)?.truthy())),
+        FunctionKind::Complement(f) => Ok(Value::Bool(!interp.call_truthy(f, args)?)),
         FunctionKind::Constantly(v) => Ok(v.clone()),
         FunctionKind::Fnil(f, defaults) => {
             let patched: Vec<Value> = args
@@ -125,7 +125,7 @@ pub(crate) fn call_combinator(
         FunctionKind::EveryPred(ps) => {
             for p in ps {
                 for a in args {
-                    if !interp.call(p, std::slice::from_ref(a))?.truthy() {
+                    if !interp.call_truthy(p, std::slice::from_ref(a))? {
                         return Ok(Value::Bool(false));
                     }
                 }
@@ -155,7 +155,7 @@ pub(crate) fn call_combinator(
         }
         FunctionKind::AllOf(ps) => {
             for p in ps {
-                if !interp.call(p, args)?.truthy() {
+                if !interp.call_truthy(p, args)? {
                     return Ok(Value::Bool(false));
                 }
             }
@@ -163,7 +163,7 @@ pub(crate) fn call_combinator(
         }
         FunctionKind::AnyOf(ps) => {
             for p in ps {
-                if interp.call(p, args)?.truthy() {
+                if interp.call_truthy(p, args)? {
                     return Ok(Value::Bool(true));
                 }
             }
@@ -171,7 +171,7 @@ pub(crate) fn call_combinator(
         }
         FunctionKind::NoneOf(ps) => {
             for p in ps {
-                if interp.call(p, args)?.truthy() {
+                if interp.call_truthy(p, args)? {
                     return Ok(Value::Bool(false));
                 }
             }

@@ -126,7 +126,7 @@ fn split_with(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let items = seq_items(&args[1], "split-with")?;
     let mut n = items.len();
     for (i, item) in items.iter().enumerate() {
-        if !interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+        if !interp.call_truthy(&args[0], std::slice::from_ref(item))? {
             n = i;
             break;
         }
@@ -384,7 +384,7 @@ fn avg(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn not_every(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     for item in seq_items(&args[1], "not-every?")? {
-        if !interp.call(&args[0], std::slice::from_ref(&item))?.truthy() {
+        if !interp.call_truthy(&args[0], std::slice::from_ref(&item))? {
             return Ok(Value::Bool(true));
         }
     }

@@ -123,7 +123,7 @@ fn disj(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn select(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut out = Set::new();
     for item in as_set("select", &args[1])?.iter() {
-        if interp.call(&args[0], std::slice::from_ref(item))?.truthy() {
+        if interp.call_truthy(&args[0], std::slice::from_ref(item))? {
             out.insert(item.clone());
         }
     }

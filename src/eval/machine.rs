@@ -560,8 +560,15 @@ impl<'h> Interp<'h> {
                 .map_err(|e| with_span(e, call.span)),
             Expr::Prim(call) => {
                 if call.int_tree {
-                    if let Some(v) = self.int_call(call, f) {
-                        return Ok(v);
+                    // The machine result comes back in registers and is
+                    // written into the returned value as tag and integer
+                    // (see `int_compare`).
+                    if call.op.is_comparison() {
+                        if let Some(yes) = self.int_compare(call, f) {
+                            return Ok(Value::Bool(yes));
+                        }
+                    } else if let Some(n) = self.int_arith(call, f) {
+                        return Ok(Value::Int(n));
                     }
                 }
                 self.eval_prim(call, f)
@@ -712,11 +719,24 @@ impl<'h> Interp<'h> {
         match int_result(&r) {
             Some(i) => {
                 std::mem::forget(r);
-                self.set_local(index, Value::Int(i));
+                self.set_local_int(index, i);
             }
             None => self.set_local(index, r?),
         }
         Ok(())
+    }
+
+    /// Store the integer `i` in the frame slot at `index` of the stack:
+    /// over an integer, only the number is written. A whole new value
+    /// would be built on the stack and copied in 16 bytes at once, a load
+    /// that cannot be served from the two narrower stores just made (a
+    /// store-forwarding stall, W6's largest cost before).
+    #[inline(always)]
+    fn set_local_int(&mut self, index: usize, i: i64) {
+        match &mut self.stack[index] {
+            Value::Int(n) => *n = i,
+            slot => release(std::mem::replace(slot, Value::Int(i))),
+        }
     }
 
     /// Store `value` in the frame slot at `index` of the stack.
@@ -837,7 +857,7 @@ impl<'h> Interp<'h> {
     #[inline(always)]
     fn prim_test(&mut self, call: &PrimCall, f: Frame<'_>) -> EvalResult<bool> {
         if call.int_tree {
-            if let Some(Value::Bool(yes)) = self.int_call(call, f) {
+            if let Some(yes) = self.int_compare(call, f) {
                 return Ok(yes);
             }
         }
@@ -864,18 +884,20 @@ impl<'h> Interp<'h> {
         Ok(truthy(self.eval_prim(call, f)?))
     }
 
-    /// An integer tree ([`PrimCall::int_tree`]) computed on machine
-    /// integers: an integer, or a boolean for a comparison. `None` when a
-    /// leaf is not an integer or a step overflows (the general path then
-    /// gives the value or the error).
+    /// A two-argument comparison whose integer tree
+    /// ([`PrimCall::int_tree`]) is computed on machine integers (the
+    /// arithmetic ones are [`Interp::int_arith`]). `None` when a leaf is
+    /// not an integer, a step overflows or the call is no such comparison:
+    /// the general path then gives the value or the error. A `bool` and an
+    /// `Option<i64>` come back in registers, where a whole value would come
+    /// back in memory, written in two parts and read in one.
     #[inline]
-    fn int_call(&self, call: &PrimCall, f: Frame<'_>) -> Option<Value> {
+    fn int_compare(&self, call: &PrimCall, f: Frame<'_>) -> Option<bool> {
         match call.args.as_slice() {
             [a, b] if call.op.is_comparison() => call
                 .op
-                .compare(self.int_operand(a, f)?, self.int_operand(b, f)?)
-                .map(Value::Bool),
-            _ => self.int_arith(call, f).map(Value::Int),
+                .compare(self.int_operand(a, f)?, self.int_operand(b, f)?),
+            _ => None,
         }
     }
 
@@ -1209,6 +1231,31 @@ impl<'h> Interp<'h> {
             }
         }
         Ok(())
+    }
+
+    /// Call `func` as a predicate: whether its result counts as true.
+    /// The result is looked at where the call returned it, never moved:
+    /// a whole-value copy of what was just written as tag and payload
+    /// apart stalls the processor (see [`Interp::set_local_int`]), and
+    /// predicates run once per item in `filter`, `remove`, `some` and the
+    /// like.
+    pub(crate) fn call_truthy(&mut self, func: &Value, args: &[Value]) -> EvalResult<bool> {
+        let result = self.call(func, args);
+        match &result {
+            Ok(Value::Nil | Value::Bool(false)) => {
+                std::mem::forget(result);
+                Ok(false)
+            }
+            Ok(Value::Bool(true) | Value::Int(_) | Value::Float(_) | Value::Native(_)) => {
+                std::mem::forget(result);
+                Ok(true)
+            }
+            Ok(_) => {
+                drop(result);
+                Ok(true)
+            }
+            Err(_) => result.map(|_| false),
+        }
     }
 
     /// Call any callable value.
