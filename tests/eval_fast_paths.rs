@@ -128,6 +128,86 @@ fn overflow_is_still_an_arithmetic_error() {
     }
 }
 
+/// Arguments and `recur` values that are integer trees are computed
+/// before the general path is entered (`eval_arg`), and a loop whose body
+/// is an `if` runs its test and its `recur` in place (`eval_body`): both
+/// give what the general path gives, for every kind of leaf and branch.
+#[test]
+fn loop_bodies_and_integer_arguments_give_what_the_general_path_gives() {
+    for (src, expected) in [
+        // recur values: integers, floats, a ratio-free division, strings.
+        (
+            "(loop [i 0 x 0] (if (< i 3) (recur (inc i) (+ x i 0.5)) x))",
+            "4.5",
+        ),
+        (
+            "(loop [i 0 x 1] (if (< i 3) (recur (inc i) (* x 2)) x))",
+            "8",
+        ),
+        (
+            "(loop [i 0 s \"\"] (if (< i 2) (recur (inc i) (str s i)) s))",
+            "\"01\"",
+        ),
+        // the recur in the else branch, a test that is no comparison.
+        (
+            "(loop [xs [1 2 3] n 0] (if (empty? xs) n (recur (rest xs) (+ n (first xs)))))",
+            "6",
+        ),
+        (
+            "(loop [xs [1 2 3] n 0] (if (seq xs) (recur (next xs) (+ n (first xs))) n))",
+            "6",
+        ),
+        // an if with no else, a body that is no if, a body of several forms.
+        ("(loop [i 0] (if (< i 3) (recur (inc i))))", "nil"),
+        ("(loop [i 0] (when (< i 3) (recur (inc i))))", "nil"),
+        ("(loop [i 0] (cond (< i 3) (recur (inc i)) :else i))", "3"),
+        ("(loop [i 0] (do (if (< i 3) (recur (inc i)) i)))", "3"),
+        // a comparison on floats and a comparison of a non-number.
+        ("(loop [x 0.0] (if (< x 1.5) (recur (+ x 0.5)) x))", "1.5"),
+        (
+            "(loop [i 0] (if (= i :stop) i (recur (if (< i 2) (inc i) :stop))))",
+            ":stop",
+        ),
+        // arguments of calls: integer trees, floats, non-numbers.
+        ("(defn f [a b] [a b]) (f (+ 1 2) (* 2 3))", "[3 6]"),
+        (
+            "(defn g [a] a) [(g (- 10 1)) (g (+ 1 0.5)) (g (inc 1))]",
+            "[9 1.5 2]",
+        ),
+        (
+            "(defn h [n] (if (< n 2) n (+ (h (- n 1)) (h (- n 2))))) (h 15)",
+            "610",
+        ),
+        // fn bodies that recur through recur_into.
+        (
+            "((fn [n acc] (if (< n 1) acc (recur (dec n) (+ acc n)))) 100 0)",
+            "5050",
+        ),
+    ] {
+        assert_eval!(src, expected);
+    }
+    // Errors of an argument or a recur value keep their kind and location.
+    for (src, kind) in [
+        (
+            "(loop [i 9223372036854775806 n 0] (if (< n 5) (recur (inc i) (inc n)) i))",
+            ErrorKind::Arithmetic,
+        ),
+        (
+            "(defn f [a] a) (f (+ 9223372036854775807 1))",
+            ErrorKind::Arithmetic,
+        ),
+        (
+            "(loop [i 0 x \"a\"] (if (< i 2) (recur (inc i) (+ x 1)) x))",
+            ErrorKind::Type,
+        ),
+        ("(loop [x \"a\"] (if (< x 2) (recur 3) x))", ErrorKind::Type),
+    ] {
+        let e = error_of(src);
+        assert_eq!(e.kind(), kind, "{src}: {e}");
+        assert!(e.span().is_some(), "{src}: {e} has no location");
+    }
+}
+
 #[test]
 fn type_errors_name_the_builtin_and_carry_the_location() {
     let e = error_of("(let [x 1]\n  (+ x \"a\"))");

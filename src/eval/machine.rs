@@ -481,6 +481,53 @@ impl<'h> Interp<'h> {
         self.eval_node(expr, f)
     }
 
+    /// Whether the test of an `if` holds. A comparison decides the branch
+    /// without making a boolean value.
+    #[inline(always)]
+    fn eval_test(&mut self, test: &Expr, f: Frame<'_>) -> EvalResult<bool> {
+        match test {
+            Expr::Prim(call) if call.op.is_comparison() => self.prim_test(call, f),
+            _ => Ok(truthy(self.eval(test, f)?)),
+        }
+    }
+
+    /// A round of a `loop`'s or an arity's body. The usual body, an `if`
+    /// with a `recur` in one branch, is taken apart here: its test and its
+    /// `recur` run without entering `eval_node` for either.
+    #[inline(always)]
+    fn eval_body(&mut self, body: &Expr, f: Frame<'_>) -> EvalResult {
+        if let Expr::If(parts) = body {
+            let (test, then, otherwise) = &**parts;
+            let branch = if self.eval_test(test, f)? {
+                then
+            } else {
+                otherwise
+            };
+            return match branch {
+                Expr::Recur(node) => self.eval_recur(node, f),
+                other => self.eval(other, f),
+            };
+        }
+        self.eval(body, f)
+    }
+
+    /// [`Interp::eval`] for a value that is most often an integer: a
+    /// call's argument, a `recur` value. An arithmetic integer tree is
+    /// computed here, without entering `eval_node`; a tree that gives no
+    /// integer is evaluated by the general path, which has no side effects
+    /// to repeat.
+    #[inline(always)]
+    fn eval_arg(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
+        if let Expr::Prim(call) = expr {
+            if call.int_tree && !call.op.is_comparison() {
+                if let Some(n) = self.int_arith(call, f) {
+                    return Ok(Value::Int(n));
+                }
+            }
+        }
+        self.eval(expr, f)
+    }
+
     /// [`Interp::eval`] where the stack's position is outside the known
     /// bounds: on a new segment when less than the red zone remains, and
     /// with the bounds of the segment it runs on while `expr` is
@@ -526,13 +573,7 @@ impl<'h> Interp<'h> {
             }
             Expr::If(parts) => {
                 let (test, then, otherwise) = &**parts;
-                let yes = match test {
-                    // A comparison decides the branch without making a
-                    // boolean value.
-                    Expr::Prim(call) if call.op.is_comparison() => self.prim_test(call, f)?,
-                    _ => truthy(self.eval(test, f)?),
-                };
-                if yes {
+                if self.eval_test(test, f)? {
                     self.eval(then, f)
                 } else {
                     self.eval(otherwise, f)
@@ -640,13 +681,13 @@ impl<'h> Interp<'h> {
         match args {
             [] => call(self, &[]),
             [a] => {
-                let [x] = [self.eval(a, f)?];
+                let [x] = [self.eval_arg(a, f)?];
                 let result = call(self, std::slice::from_ref(&x));
                 release(x);
                 result
             }
             [a, b] => {
-                let values = [self.eval(a, f)?, self.eval(b, f)?];
+                let values = [self.eval_arg(a, f)?, self.eval_arg(b, f)?];
                 let result = call(self, &values);
                 let [x, y] = values;
                 release(x);
@@ -679,15 +720,15 @@ impl<'h> Interp<'h> {
     fn eval_recur(&mut self, node: &Recur, f: Frame<'_>) -> EvalResult {
         match (node.args.as_slice(), node.slots.as_deref()) {
             ([a], Some([s])) => {
-                let rx = self.eval(a, f);
+                let rx = self.eval_arg(a, f);
                 self.set_local_from(f.base + *s as usize, rx)?;
             }
             ([a, b], Some([s, t])) => {
-                let rx = self.eval(a, f);
+                let rx = self.eval_arg(a, f);
                 if let Err(e) = rx {
                     return Err(e);
                 }
-                let ry = self.eval(b, f);
+                let ry = self.eval_arg(b, f);
                 if let Err(e) = ry {
                     return Err(e);
                 }
@@ -997,7 +1038,7 @@ impl<'h> Interp<'h> {
             self.bind(pattern, v, f)?;
         }
         loop {
-            match self.eval(&node.body, f) {
+            match self.eval_body(&node.body, f) {
                 Err(Flow::Recur) => {
                     self.tick()?;
                     // Empty when `recur` stored its values itself.
@@ -1480,7 +1521,7 @@ impl<'h> Interp<'h> {
                 }
                 self.bind_recur(arity, values, f)?;
             }
-            match self.eval(&arity.body, f) {
+            match self.eval_body(&arity.body, f) {
                 Err(Flow::Recur) => {}
                 other => return other,
             }
