@@ -115,6 +115,7 @@ mod meter;
 pub mod reader;
 pub mod repl;
 pub mod session;
+mod stack;
 pub mod tokens;
 pub mod value;
 

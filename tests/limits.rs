@@ -183,3 +183,37 @@ fn hashing_and_comparing_values_with_huge_shared_structure_stay_bounded() {
     let v = eval_with(src, "{}", Limits::default()).unwrap();
     assert_eq!(crate::util::printed(&v), "[true 11 1]");
 }
+
+/// The `ptc` binary evaluates on its main thread, whose stack the
+/// evaluator measures from the process's own start (`src/stack.rs`), not
+/// from `/proc/self/maps`. Under stack limits from 512 KiB up, deeply
+/// nested values and deep recursion must still move onto new stack
+/// segments in time: a wrong measure is a crash, not an error.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_main_thread_measures_its_stack_under_any_stack_limit() {
+    let program = "(let [deep (loop [m [] i 0] (if (< i 50000) (recur [m] (inc i)) m))
+                         nested-map (loop [m {} i 0] (if (< i 50000) (recur {:a m} (inc i)) m))]
+                     (defn down [n] (if (zero? n) 0 (inc (down (dec n)))))
+                     [(= deep deep) (count (str deep)) (count (str nested-map)) (down 999)])";
+    for limit in ["512", "2048", "8192", "unlimited"] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -s {limit} && exec \"$0\" eval \"$1\""))
+            .arg(env!("CARGO_BIN_EXE_ptc"))
+            .arg(program)
+            .output()
+            .expect("sh runs");
+        assert!(
+            out.status.success(),
+            "ulimit -s {limit}: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "[true 100002 250002 999]",
+            "ulimit -s {limit}"
+        );
+    }
+}

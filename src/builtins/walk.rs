@@ -97,7 +97,7 @@ fn walk_rec(
         )
         .into());
     }
-    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+    crate::stack::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
         let mut children = |i: &mut Interp<'_>, c: &Value| walk_rec(i, w, c, depth + 1, visited);
         match w {
             Walker::Pre(f) => {

@@ -13,6 +13,7 @@ use smallvec::SmallVec;
 use crate::builtins::{self, Registry};
 use crate::error::{suggest, Error, ErrorKind, Span};
 use crate::meter::{self, Meter};
+use crate::stack;
 use crate::value::{pr_str, ArcStr, Function, FunctionKind, Map, Set, Value};
 
 use super::expr::{Arity, CaptureFrom, Expr, ForClause, Lambda, PrimCall, Recur, ToolName};
@@ -26,13 +27,6 @@ use super::ToolCallRecord;
 const RED_ZONE: usize = 512 * 1024;
 /// Size of each extra stack segment.
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
-
-/// The address of a local of the caller's frame: where the stack is.
-#[inline(always)]
-fn stack_position() -> usize {
-    let marker = 0u8;
-    std::ptr::addr_of!(marker) as usize
-}
 
 /// Non-local control flow. Private to the evaluator and builtins; never
 /// part of the public error type. One word (`Recur` is the null
@@ -474,7 +468,7 @@ impl<'h> Interp<'h> {
             Expr::Capture(i) => return Ok(dup(&f.callee.captures[*i as usize])),
             _ => {}
         }
-        let here = stack_position();
+        let here = stack::position();
         if here < self.stack_floor || here > self.stack_top {
             return self.eval_checked(expr, f);
         }
@@ -545,10 +539,10 @@ impl<'h> Interp<'h> {
     /// is unknown, every evaluation comes here.
     #[inline(never)]
     fn eval_checked(&mut self, expr: &Expr, f: Frame<'_>) -> EvalResult {
-        stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+        stack::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
             let saved = (self.stack_floor, self.stack_top);
-            let here = stack_position();
-            (self.stack_floor, self.stack_top) = match stacker::remaining_stack() {
+            let here = stack::position();
+            (self.stack_floor, self.stack_top) = match stack::remaining() {
                 Some(remaining) => (
                     here.saturating_sub(remaining).saturating_add(RED_ZONE),
                     here,

@@ -577,7 +577,7 @@ impl Value {
 /// thread's stack allows.
 #[inline]
 pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+    crate::stack::maybe_grow(64 * 1024, 1024 * 1024, f)
 }
 
 /// Hash a single value with the fixed hasher.
