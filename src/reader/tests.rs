@@ -674,6 +674,15 @@ fn spans_count_characters_for_columns_and_bytes_for_offsets() {
 }
 
 #[test]
+fn an_error_found_later_points_back_to_its_line_and_column() {
+    // The unclosed `[` is reported after the lines below it were read:
+    // its position is counted again from the start.
+    let src = "ü\n é [b\n c\n d ü";
+    assert_eq!(msg(src), "Unclosed `[` opened at 2:4");
+    assert_eq!(err_at(src), (2, 4, 7, 8));
+}
+
+#[test]
 fn spans_of_prefixed_and_special_forms() {
     let forms = read_program("'x #'y #(z) #{1} #\"r\" ##Inf \\a :k \"s\"").unwrap();
     let spans: Vec<_> = forms.iter().map(|f| (f.span.start, f.span.end)).collect();
