@@ -20,6 +20,13 @@ workload measures, with the release binary:
   same on `{}`, per byte of the file (code pages included: about 0.6 MB of
   the JSON reader's code, which weighs on the small files).
 
+Each binary is measured as a copy in the temporary directory of the data
+(removed at the end), as an installed binary is: the file a linker has
+just written starts about 15% slower (18 more page faults a start on
+this host; BENCHMARKS.md, eighteenth round) until its pages leave the
+page cache, which would weigh on the whole-process figures of a
+benchmark run right after a build.
+
 With --rounds K (default 3) all of it is measured K times over, one
 workload after another in each round, and each figure is the median of
 its K round figures: a burst of load from elsewhere on a shared machine
@@ -43,6 +50,7 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -103,6 +111,13 @@ def generate_data(bench_dir):
     return data
 
 
+def installed_copy(binary, directory, name):
+    """A copy of `binary` in `directory`, the one measured (see the module's text)."""
+    copy = os.path.join(directory, f"ptc-{name}")
+    shutil.copy2(binary, copy)
+    return copy
+
+
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
@@ -119,6 +134,15 @@ def main():
 
     peer = peer_figures(os.path.join(args.bench_dir, "PEER.md"))
     data = generate_data(args.bench_dir)
+    try:
+        measure_and_print(args, peer, data)
+    finally:
+        # The data (about 5 MB) and the binaries' copies (tens of MB each).
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def measure_and_print(args, peer, data):
+    """Measure every round in `data` (the workloads' data) and print the tables."""
     nil = os.path.join(data, "nil.clj")
     empty = os.path.join(data, "empty.json")
     with open(nil, "w") as f:
@@ -126,7 +150,8 @@ def main():
     with open(empty, "w") as f:
         f.write("{}")
 
-    binaries = [("ours", args.ptc)] + ([("baseline", args.baseline)] if args.baseline else [])
+    named = [("ours", args.ptc)] + ([("baseline", args.baseline)] if args.baseline else [])
+    binaries = [(name, installed_copy(path, data, name)) for name, path in named]
     rounds = [measure(args, binaries, data, nil, empty, r) for r in range(args.rounds)]
     start = {name: statistics.median(r[0][name] for r in rounds) for name, _ in binaries}
     rows = [median_row([r[1][i] for r in rounds]) for i in range(len(rounds[0][1]))]
@@ -149,8 +174,9 @@ def median_row(rows):
 def measure(args, binaries, data, nil, empty, round_index):
     """One round: the start-up figure per binary and a row per workload."""
     start = {name: whole_ms([b, "run", nil, "--data", empty], args.runs) for name, b in binaries}
+    ours = dict(binaries)["ours"]
     # The empty program on `{}`: what loading is measured against.
-    empty_run = [args.ptc, "run", nil, "--data", empty]
+    empty_run = [ours, "run", nil, "--data", empty]
     empty_read = read_data_ms(empty_run, args.runs)
     empty_rss = stats(empty_run)["peak_rss_bytes"]
     rows = []
@@ -173,7 +199,7 @@ def measure(args, binaries, data, nil, empty, round_index):
                 "whole": whole_ms([b, "run"] + run, args.runs),
             }
         if size > 100_000:
-            loaded = [args.ptc, "run", nil, "--data", data_file]
+            loaded = [ours, "run", nil, "--data", data_file]
             row["load_per_mb"] = (read_data_ms(loaded, args.runs) - empty_read) / (size / 1e6)
             loaded_stats = stats(loaded)
             row["rss_ratio"] = (loaded_stats["peak_rss_bytes"] - empty_rss) / size
