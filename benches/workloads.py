@@ -21,8 +21,9 @@ workload measures, with the release binary:
   the JSON reader's code, which weighs on the small files).
 
 Each binary is measured as a copy in the temporary directory of the data
-(removed at the end), as an installed binary is: the file a linker has
-just written starts about 15% slower (18 more page faults a start on
+(removed at the end), which starts as the binary does once its pages
+have been read back from disk: the file a linker has just written
+starts about 15% slower (18 more page faults a start on
 this host; BENCHMARKS.md, eighteenth round) until its pages leave the
 page cache, which would weigh on the whole-process figures of a
 benchmark run right after a build.
