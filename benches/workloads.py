@@ -112,7 +112,7 @@ def generate_data(bench_dir):
     return data
 
 
-def installed_copy(binary, directory, name):
+def measured_copy(binary, directory, name):
     """A copy of `binary` in `directory`, the one measured (see the module's text)."""
     copy = os.path.join(directory, f"ptc-{name}")
     shutil.copy2(binary, copy)
@@ -152,7 +152,7 @@ def measure_and_print(args, peer, data):
         f.write("{}")
 
     named = [("ours", args.ptc)] + ([("baseline", args.baseline)] if args.baseline else [])
-    binaries = [(name, installed_copy(path, data, name)) for name, path in named]
+    binaries = [(name, measured_copy(path, data, name)) for name, path in named]
     rounds = [measure(args, binaries, data, nil, empty, r) for r in range(args.rounds)]
     start = {name: statistics.median(r[0][name] for r in rounds) for name, _ in binaries}
     rows = [median_row([r[1][i] for r in rounds]) for i in range(len(rounds[0][1]))]

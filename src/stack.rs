@@ -68,9 +68,8 @@ fn main_thread_stack() -> Option<(usize, usize)> {
     if rustix::thread::gettid() != getpid() {
         return None;
     }
-    let page = 4096;
     let name = rustix::param::linux_execfn().as_ptr() as usize;
-    let top = name.checked_next_multiple_of(page)?;
+    let top = name.checked_next_multiple_of(rustix::param::page_size())?;
     let size = match getrlimit(Resource::Stack).current {
         Some(limit) => usize::try_from(limit).unwrap_or(usize::MAX),
         None => UNLIMITED_STACK,

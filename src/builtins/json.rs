@@ -115,7 +115,7 @@ fn to_json(interp: &Interp<'_>, v: &Value, depth: usize) -> Result<Json, Error> 
             "`json/generate-string` input is nested too deeply",
         ));
     }
-    crate::stack::maybe_grow(64 * 1024, 1024 * 1024, || {
+    crate::value::deep(|| {
         Ok(match v {
             Value::Nil => Json::Null,
             Value::Bool(b) => Json::Bool(*b),

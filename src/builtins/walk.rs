@@ -14,11 +14,6 @@ use crate::value::{ArcStr, Map, Set, Value};
 use super::collections::conj_entry;
 use super::Registry;
 
-/// Stack kept free before descending one more level; below it the walk
-/// continues on a fresh heap-allocated segment.
-const RED_ZONE: usize = 64 * 1024;
-const STACK_SEGMENT: usize = 1024 * 1024;
-
 /// What a recursive walk does at each node.
 enum Walker<'a> {
     Pre(&'a Value),
@@ -97,7 +92,7 @@ fn walk_rec(
         )
         .into());
     }
-    crate::stack::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+    crate::value::deep(|| {
         let mut children = |i: &mut Interp<'_>, c: &Value| walk_rec(i, w, c, depth + 1, visited);
         match w {
             Walker::Pre(f) => {
