@@ -11,3 +11,4 @@ pub mod mcp;
 pub mod prompt;
 pub mod quick_parse;
 pub mod stats;
+mod unwinder;
