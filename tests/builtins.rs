@@ -596,6 +596,46 @@ fn java_math() {
     assert_eval!("(map Math/abs [-1 2])", "[1 2]");
 }
 
+/// The digits Clojure prints on the JVM (OpenJDK 17, HotSpot, x86_64)
+/// for arguments where fdlibm's algorithms (Java's `asin`, `acos`,
+/// `atan`, `atan2`, `hypot`, and nearly its `log10`) and glibc's libm
+/// differ in the last place, and for `exp`, `sin` and `pow`, where HotSpot
+/// agrees with glibc rather than fdlibm.
+#[test]
+fn java_math_gives_the_digits_of_the_jvm() {
+    for (src, jvm) in [
+        ("(Math/log10 0.1487146637884056)", "-0.8276462064047129"),
+        ("(Math/log10 1.3270863267522834)", "0.12289917456958364"),
+        ("(Math/asin 0.5599389814121456)", "0.5943121517045686"),
+        ("(Math/asin -0.6771227789471369)", "-0.7438456075058963"),
+        ("(Math/acos -0.6771227789471369)", "2.314641934300793"),
+        ("(Math/acos 0.612157169571335)", "0.9120105547649129"),
+        ("(Math/atan -1.6940696557660289)", "-1.0375437893514738"),
+        ("(Math/atan -0.7028990293382171)", "-0.6126689729146413"),
+        (
+            "(Math/atan2 2.612423569212881 0.6537042493440761)",
+            "1.3256021055107072",
+        ),
+        (
+            "(Math/atan2 0.4302456404904387 -0.20663905069843969)",
+            "2.0185451191993433",
+        ),
+        (
+            "(Math/hypot -0.20663905069843969 0.4302456404904387)",
+            "0.4772955147857354",
+        ),
+        (
+            "(Math/hypot 0.5142818591304987 -4.860785294487528)",
+            "4.887915661070363",
+        ),
+        ("(Math/exp 1)", "2.718281828459045"),
+        ("(Math/sin 123.456)", "-0.8039373685728239"),
+        ("(Math/pow 1.1 123.4)", "128190.94483396829"),
+    ] {
+        assert_eval!(src, jvm);
+    }
+}
+
 #[test]
 fn java_parsers_raise_on_bad_text() {
     assert_eval!("(Integer/parseInt \"42\")", "42");
