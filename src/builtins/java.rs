@@ -24,14 +24,16 @@ fn number(who: &str, v: &Value) -> Result<f64, Error> {
 /// `Math/x` functions of doubles that return a double.
 ///
 /// Each one gives what Clojure on the JVM (HotSpot) gives, as closely as
-/// the two sources at hand allow. Java's `asin`, `acos`, `atan`, `atan2`
-/// and `hypot` are fdlibm's algorithms (`StrictMath`), which the `libm`
-/// crate implements: on 3,000 random arguments each they agreed with
-/// HotSpot bit for bit (`hypot` in all but 58, `log10` in all but 22),
-/// where the system's libm differed in 54-527. HotSpot's `sin`, `cos`,
-/// `tan`, `exp`, `log` and `pow` are nearly correctly rounded, as glibc's
-/// are (1-15 differences in 3,000 against 93-288 for fdlibm's): those
-/// stay with the standard library's (the system's libm).
+/// the two sources at hand allow, measured on 3,000 random arguments per
+/// function (BENCHMARKS.md, nineteenth round). Java's `asin`, `acos`,
+/// `atan` and `atan2` are fdlibm's algorithms (`StrictMath`), as the
+/// `libm` crate's are: they agreed with HotSpot bit for bit, where the
+/// system's libm differed in 54-527 results. For `hypot` and `log10` the
+/// `libm` crate is the closer of the two (58 and 22 differences against
+/// 370 and 399). HotSpot's `sin`, `cos`, `tan`, `exp`, `log` and `pow`
+/// are nearly correctly rounded, as glibc's are (1-15 differences against
+/// 93-288 for the `libm` crate): those stay with the standard library's
+/// (the system's libm).
 macro_rules! math_fn {
     ($fn_name:ident, $who:literal, |$x:ident| $body:expr) => {
         fn $fn_name(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
