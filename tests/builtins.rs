@@ -597,10 +597,11 @@ fn java_math() {
 }
 
 /// The digits Clojure prints on the JVM (OpenJDK 17, HotSpot, x86_64)
-/// for arguments where fdlibm's algorithms (Java's `asin`, `acos`,
-/// `atan`, `atan2`, `hypot`, and nearly its `log10`) and glibc's libm
-/// differ in the last place, and for `exp`, `sin` and `pow`, where HotSpot
-/// agrees with glibc rather than fdlibm.
+/// for arguments where glibc's libm differs from the JVM in the last
+/// place and the `libm` crate does not (fdlibm's algorithms, which are
+/// Java's for `asin`, `acos`, `atan` and `atan2`, and closer to the JVM's
+/// for `hypot` and `log10`), and for `exp`, `sin` and `pow`, where HotSpot
+/// agrees with glibc rather than the `libm` crate.
 #[test]
 fn java_math_gives_the_digits_of_the_jvm() {
     for (src, jvm) in [

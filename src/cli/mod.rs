@@ -11,4 +11,9 @@ pub mod mcp;
 pub mod prompt;
 pub mod quick_parse;
 pub mod stats;
+#[cfg(all(
+    target_os = "linux",
+    target_env = "gnu",
+    not(target_feature = "crt-static")
+))]
 mod unwinder;

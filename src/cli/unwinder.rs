@@ -10,23 +10,14 @@
 //! `-lgcc_s`, which `--as-needed` then drops. Only this binary is linked
 //! so: the library crate leaves its embedders' unwinder alone.
 //!
-//! A build that is already static (`+crt-static`) links `libgcc_eh.a`
-//! through the standard library, so the attribute is left out there.
+//! The module is compiled only for Linux with glibc, and not for a build
+//! that is already static (`+crt-static`), which links `libgcc_eh.a`
+//! through the standard library.
 
-#[cfg(all(
-    target_os = "linux",
-    target_env = "gnu",
-    not(target_feature = "crt-static")
-))]
 #[link(name = "gcc_eh", kind = "static", modifiers = "-bundle")]
 extern "C" {}
 
-#[cfg(all(
-    test,
-    target_os = "linux",
-    target_env = "gnu",
-    not(target_feature = "crt-static")
-))]
+#[cfg(test)]
 mod tests {
     use std::backtrace::{Backtrace, BacktraceStatus};
 
