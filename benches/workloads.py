@@ -36,7 +36,10 @@ then spoils one round's figure instead of a workload's only one.
 It prints the Markdown tables of BENCHMARKS.md: ours against the peer
 (PEER.md: warm in-process run; JSON decode + run for the whole process),
 with geometric means of the ratios. With --baseline, a second binary's
-in-process and whole-process medians are shown beside ours.
+in-process and whole-process medians are shown beside ours, and its
+geometric means below ours. The last line also gives the start of a
+process that does nothing (`true`, a small C program), measured the same
+way: the floor of every whole-process figure on the machine at hand.
 
     python3 benches/workloads.py [--bench-dir ../shared/bench] \
         [--ptc target/release/ptc] [--baseline OTHER_PTC] [--runs 15] [--repeat 30] \
@@ -155,6 +158,7 @@ def measure_and_print(args, peer, data):
     binaries = [(name, measured_copy(path, data, name)) for name, path in named]
     rounds = [measure(args, binaries, data, nil, empty, r) for r in range(args.rounds)]
     start = {name: statistics.median(r[0][name] for r in rounds) for name, _ in binaries}
+    start["true"] = statistics.median(r[0]["true"] for r in rounds)
     rows = [median_row([r[1][i] for r in rounds]) for i in range(len(rounds[0][1]))]
     print_tables(args, peer, start, rows)
 
@@ -175,6 +179,7 @@ def median_row(rows):
 def measure(args, binaries, data, nil, empty, round_index):
     """One round: the start-up figure per binary and a row per workload."""
     start = {name: whole_ms([b, "run", nil, "--data", empty], args.runs) for name, b in binaries}
+    start["true"] = whole_ms([shutil.which("true") or "/bin/true"], args.runs)
     ours = dict(binaries)["ours"]
     # The empty program on `{}`: what loading is measured against.
     empty_run = [ours, "run", nil, "--data", empty]
@@ -219,6 +224,7 @@ def print_tables(args, peer, start, rows):
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
     in_ratios, whole_ratios = [], []
+    baseline_in, baseline_whole = [], []
     for row in rows:
         w = row["w"]
         peer_run, peer_decode = peer[w]
@@ -236,12 +242,20 @@ def print_tables(args, peer, start, rows):
         )
         if args.baseline:
             line += f" {row['baseline']['in']:.2f} | {row['baseline']['whole']:.1f} |"
+            baseline_in.append(peer_run / row["baseline"]["in"])
+            baseline_whole.append((peer_run + peer_decode) / row["baseline"]["whole"])
         print(line)
     print(
         f"\nGeometric mean of the ratios: in process {geomean(in_ratios):.1f}x, "
         f"whole process {geomean(whole_ratios):.1f}x. Start-up with an empty data "
         f"object: {start['ours']:.2f} ms."
     )
+    if args.baseline:
+        print(
+            f"The baseline: in process {geomean(baseline_in):.1f}x, whole process "
+            f"{geomean(baseline_whole):.1f}x; start-up {start['baseline']:.2f} ms."
+        )
+    print(f"A process that does nothing (`true`) takes {start['true']:.2f} ms here.")
 
 
 if __name__ == "__main__":
