@@ -157,8 +157,8 @@ def measure_and_print(args, peer, data):
     named = [("ours", args.ptc)] + ([("baseline", args.baseline)] if args.baseline else [])
     binaries = [(name, measured_copy(path, data, name)) for name, path in named]
     rounds = [measure(args, binaries, data, nil, empty, r) for r in range(args.rounds)]
-    start = {name: statistics.median(r[0][name] for r in rounds) for name, _ in binaries}
-    start["true"] = statistics.median(r[0]["true"] for r in rounds)
+    # Each binary's start-up, and that of `true`.
+    start = {key: statistics.median(r[0][key] for r in rounds) for key in rounds[0][0]}
     rows = [median_row([r[1][i] for r in rounds]) for i in range(len(rounds[0][1]))]
     print_tables(args, peer, start, rows)
 
