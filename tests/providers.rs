@@ -174,6 +174,7 @@ fn fast_http() -> HttpOptions {
         backoff_base: Duration::from_millis(10),
         backoff_max: Duration::from_millis(40),
         retry_after_max: Duration::from_secs(1),
+        ..HttpOptions::default()
     }
 }
 

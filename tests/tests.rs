@@ -21,6 +21,7 @@ mod history_cli;
 mod history_config;
 mod history_export;
 mod history_props;
+mod host_http;
 mod limits;
 mod limits_bombs;
 mod limits_host;

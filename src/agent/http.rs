@@ -6,11 +6,19 @@
 //! Retry policy: HTTP 429 and 5xx answers and connection failures are
 //! retried, up to [`HttpOptions::max_attempts`] attempts in all, waiting
 //! `backoff_base * 2^(n-1)` (capped at `backoff_max`) before retry `n`, or
-//! the server's `Retry-After` seconds (capped at `retry_after_max`) when
-//! it sends one. Other 4xx answers and timeouts fail at once. Redirects are
-//! not followed: a POST body cannot be replayed safely, and a redirect
-//! almost always means a wrong base URL.
+//! the server's `Retry-After` seconds when it sends one. One call waits at
+//! most `retry_after_max` in all between its attempts: a server that asks
+//! for a longer wait gets no retry, and the error says what it asked for.
+//! Other 4xx answers and timeouts fail at once. Redirects are not
+//! followed: a POST body cannot be replayed safely, and a redirect almost
+//! always means a wrong base URL.
+//!
+//! Bodies are read under [`HttpOptions::max_response_bytes`], counted both
+//! as received and after decompression (a gzip bomb stops at the limit),
+//! and only the first [`ERROR_BODY_BYTES`] of an error answer are read;
+//! the message taken from it is cut to [`ERROR_MESSAGE_CHARS`] characters.
 
+use std::io::Read;
 use std::time::Duration;
 
 use serde_json::Value as Json;
@@ -31,9 +39,23 @@ pub struct HttpOptions {
     pub backoff_base: Duration,
     /// The longest wait computed by backoff.
     pub backoff_max: Duration,
-    /// The longest wait a server's `Retry-After` may ask for.
+    /// The longest one call waits in all between its attempts (backoff
+    /// and `Retry-After` together). A retry the server asks to delay past
+    /// it is not made: the call fails with the server's error and the wait
+    /// it asked for.
     pub retry_after_max: Duration,
+    /// The most bytes of an answer's body, counted as received and again
+    /// after decompression; a larger body is an error naming the limit.
+    pub max_response_bytes: u64,
 }
+
+/// The default of [`HttpOptions::max_response_bytes`]: 16 MiB, far above
+/// any chat completion.
+pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+/// The most bytes read of an error answer's body (the rest is not read).
+pub const ERROR_BODY_BYTES: u64 = 64 * 1024;
+/// The most characters of an API's error message kept for the error.
+pub const ERROR_MESSAGE_CHARS: usize = 500;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -44,6 +66,7 @@ impl Default for HttpOptions {
             backoff_base: Duration::from_millis(500),
             backoff_max: Duration::from_secs(8),
             retry_after_max: Duration::from_secs(60),
+            max_response_bytes: MAX_RESPONSE_BYTES,
         }
     }
 }
@@ -59,10 +82,20 @@ impl HttpOptions {
             .min(self.backoff_max)
     }
 
-    fn wait_before(&self, retry: u32, retry_after: Option<Duration>) -> Duration {
+    /// The wait before retry number `retry` when `waited` has already
+    /// gone by in waits of this call; `Err` with the server's requested
+    /// wait when it is more than what is left of `retry_after_max`.
+    fn wait_before(
+        &self,
+        retry: u32,
+        retry_after: Option<Duration>,
+        waited: Duration,
+    ) -> Result<Duration, Duration> {
+        let left = self.retry_after_max.saturating_sub(waited);
         match retry_after {
-            Some(d) => d.min(self.retry_after_max),
-            None => self.backoff(retry),
+            Some(asked) if asked > left => Err(asked),
+            Some(asked) => Ok(asked),
+            None => Ok(self.backoff(retry).min(left)),
         }
     }
 }
@@ -113,6 +146,7 @@ impl JsonClient {
             .map_err(|e| ProviderError::Config(format!("Could not encode the request: {e}")))?;
         let max_attempts = self.options.max_attempts.max(1);
         let mut attempt = 1;
+        let mut waited = Duration::ZERO;
         loop {
             let failure = match self.post_once(url, headers, &payload) {
                 Ok(json) => return Ok(json),
@@ -131,8 +165,46 @@ impl JsonClient {
                     }
                 });
             }
-            std::thread::sleep(self.options.wait_before(attempt, failure.retry_after));
+            let wait = match self
+                .options
+                .wait_before(attempt, failure.retry_after, waited)
+            {
+                Ok(wait) => wait,
+                Err(asked) => return Err(self.too_long_to_wait(failure.error, asked, waited)),
+            };
+            std::thread::sleep(wait);
+            waited += wait;
             attempt += 1;
+        }
+    }
+
+    /// The error of an answer whose `Retry-After` asks for more than is
+    /// left of the call's waiting time, saying so.
+    fn too_long_to_wait(
+        &self,
+        error: ProviderError,
+        asked: Duration,
+        waited: Duration,
+    ) -> ProviderError {
+        let limit = fmt_duration(self.options.retry_after_max);
+        let note = if waited.is_zero() {
+            format!(
+                "it asks to retry after {}, longer than a call waits ({limit} in all); not retried",
+                fmt_duration(asked)
+            )
+        } else {
+            format!(
+                "it asks to retry after {}, longer than is left of the {limit} a call waits in all ({} waited); not retried",
+                fmt_duration(asked),
+                fmt_duration(waited)
+            )
+        };
+        match error {
+            ProviderError::Http { status, message } => ProviderError::Http {
+                status,
+                message: format!("{message} ({note})"),
+            },
+            other => other,
         }
     }
 
@@ -163,12 +235,12 @@ impl JsonClient {
             .get("location")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let text = response
-            .body_mut()
-            .with_config()
-            .lossy_utf8(true)
-            .read_to_string()
-            .map_err(|e| transport_error(e, url, &self.options))?;
+        let text = read_body(
+            response.body_mut(),
+            (200..=299).contains(&status),
+            url,
+            &self.options,
+        )?;
         match status {
             200..=299 => serde_json::from_str(&text).map_err(|e| {
                 ProviderError::Malformed(format!(
@@ -196,16 +268,59 @@ impl JsonClient {
     }
 }
 
+/// The body of an answer as text (invalid UTF-8 replaced): a success's
+/// whole body within `max_response_bytes` (as received and as inflated),
+/// or at most [`ERROR_BODY_BYTES`] of an error's.
+fn read_body(
+    body: &mut ureq::Body,
+    success: bool,
+    url: &str,
+    options: &HttpOptions,
+) -> Result<String, Failure> {
+    let limit = options.max_response_bytes;
+    let reader = body.with_config().limit(limit).reader();
+    let bytes = if success {
+        crate::input::read_bytes(
+            reader,
+            limit,
+            &format!("the answer from `{url}`, decompressed,"),
+            "for an answer's body (`max_response_bytes`)",
+        )
+        .map_err(|e| match e {
+            crate::input::InputError::Io(e) => transport_error(ureq::Error::from(e), url, options),
+            crate::input::InputError::TooLarge(e) => {
+                ProviderError::Malformed(e.message().to_string()).into()
+            }
+            crate::input::InputError::NotUtf8 => {
+                ProviderError::Malformed("the answer is not UTF-8 text".into()).into()
+            }
+        })?
+    } else {
+        let mut bytes = Vec::new();
+        reader
+            .take(ERROR_BODY_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| transport_error(ureq::Error::from(e), url, options))?;
+        bytes
+    };
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    })
+}
+
 /// `Retry-After` as seconds (integral or decimal). The HTTP-date form is
 /// ignored, and backoff applies instead.
 fn parse_retry_after(value: &str) -> Option<Duration> {
     let secs: f64 = value.trim().parse().ok()?;
-    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(86_400.0)))
+    // Held to a value `Duration` can take; anything near it is refused
+    // anyway.
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(1e12)))
 }
 
 /// The API's own message from an error body: `error.message`, or `error`
-/// when it is a string, or a top-level `message`; else the body text
-/// truncated to 500 characters.
+/// when it is a string, or a top-level `message`; else the body text.
+/// Either is cut to [`ERROR_MESSAGE_CHARS`] characters.
 pub(crate) fn api_error_message(body: &str) -> String {
     if let Ok(json) = serde_json::from_str::<Json>(body) {
         let found = json
@@ -214,14 +329,14 @@ pub(crate) fn api_error_message(body: &str) -> String {
             .or_else(|| json.get("message"))
             .and_then(Json::as_str);
         if let Some(message) = found {
-            return message.to_string();
+            return truncate(message.trim(), ERROR_MESSAGE_CHARS);
         }
     }
     let body = body.trim();
     if body.is_empty() {
         "(the body is empty)".to_string()
     } else {
-        truncate(body, 500)
+        truncate(body, ERROR_MESSAGE_CHARS)
     }
 }
 
@@ -247,9 +362,15 @@ fn transport_error(error: ureq::Error, url: &str, options: &HttpOptions) -> Fail
         ureq::Error::HostNotFound => {
             ProviderError::Connection(format!("`{url}`: the host was not found"))
         }
-        ureq::Error::BodyExceedsLimit(limit) => ProviderError::Malformed(format!(
-            "the body from `{url}` is larger than {limit} bytes"
-        )),
+        ureq::Error::BodyExceedsLimit(limit) => ProviderError::Malformed(
+            crate::input::too_large(
+                &format!("the answer from `{url}`"),
+                limit,
+                "for an answer's body (`max_response_bytes`)",
+            )
+            .message()
+            .to_string(),
+        ),
         ureq::Error::BadUri(reason) => {
             ProviderError::Config(format!("The URL `{url}` is invalid: {reason}"))
         }
@@ -302,18 +423,30 @@ mod tests {
     }
 
     #[test]
-    fn retry_after_is_honoured_and_capped() {
+    fn retry_after_is_honoured_within_the_calls_waiting_time() {
         let o = HttpOptions {
             retry_after_max: Duration::from_secs(5),
             ..Default::default()
         };
+        let none = Duration::ZERO;
         assert_eq!(
-            o.wait_before(1, parse_retry_after("2")),
-            Duration::from_secs(2)
+            o.wait_before(1, parse_retry_after("2"), none),
+            Ok(Duration::from_secs(2))
+        );
+        // Longer than the whole waiting time, or than what is left of it:
+        // not waited for at all.
+        assert_eq!(
+            o.wait_before(1, parse_retry_after("3600"), none),
+            Err(Duration::from_secs(3600))
         );
         assert_eq!(
-            o.wait_before(1, parse_retry_after("3600")),
-            Duration::from_secs(5)
+            o.wait_before(2, parse_retry_after("2"), Duration::from_secs(4)),
+            Err(Duration::from_secs(2))
+        );
+        // Backoff shrinks to what is left.
+        assert_eq!(
+            o.wait_before(3, None, Duration::from_millis(4500)),
+            Ok(Duration::from_millis(500))
         );
         assert_eq!(parse_retry_after("0.25"), Some(Duration::from_millis(250)));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
@@ -334,6 +467,9 @@ mod tests {
         assert_eq!(api_error_message(""), "(the body is empty)");
         let long = "x".repeat(600);
         assert_eq!(api_error_message(&long).chars().count(), 501);
+        // The API's own message is cut alike.
+        let json = format!(r#"{{"error": {{"message": "{}"}}}}"#, "y".repeat(5000));
+        assert_eq!(api_error_message(&json).chars().count(), 501);
     }
 
     #[test]

@@ -14,6 +14,10 @@ use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
 use super::archive::Store;
 
+/// The most bytes of an object read back (the session's `events.jsonl`,
+/// which is appended to), as received and after decompression.
+pub const MAX_OBJECT_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Where and how to reach the bucket.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Location {
@@ -160,10 +164,25 @@ impl S3Store {
         if status != 200 {
             return Ok((status, Vec::new()));
         }
-        let bytes = response
+        // At most the limit, as received and as inflated (a gzip bomb
+        // stops there).
+        let reader = response
             .body_mut()
-            .read_to_vec()
-            .map_err(|e| self.read_error(key, &e.to_string()))?;
+            .with_config()
+            .limit(MAX_OBJECT_BYTES)
+            .reader();
+        let bytes = crate::input::read_bytes(
+            reader,
+            MAX_OBJECT_BYTES,
+            "the object",
+            "for an archived object read back",
+        )
+        .map_err(|e| match e {
+            crate::input::InputError::Io(e) => {
+                self.read_error(key, &ureq::Error::from(e).to_string())
+            }
+            other => self.read_error(key, &other.to_string()),
+        })?;
         Ok((status, bytes))
     }
 
