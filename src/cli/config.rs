@@ -9,6 +9,8 @@ use clap::Subcommand;
 
 use ptc_lisp::history::config::{self, Overrides, ENV_VARS};
 
+use super::out;
+
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Print the effective history-layer configuration as TOML, each
@@ -35,12 +37,12 @@ pub fn run(command: &ConfigCommand) -> ExitCode {
         ConfigCommand::Show { config, env_vars } => show(config.as_deref(), *env_vars),
         ConfigCommand::Check { file } => match config::load(Some(file), Overrides::default()) {
             Ok(_) => {
-                println!("{}: valid", file.display());
+                out::line(&format!("{}: valid", file.display()));
                 ExitCode::SUCCESS
             }
             Err(e) => {
                 for problem in &e.problems {
-                    eprintln!("error: {problem}");
+                    errln!("error: {problem}");
                 }
                 ExitCode::from(1)
             }
@@ -53,39 +55,51 @@ fn show(file: Option<&std::path::Path>, env_vars: bool) -> ExitCode {
         Ok(l) => l,
         Err(e) => {
             for problem in &e.problems {
-                eprintln!("error: {problem}");
+                errln!("error: {problem}");
             }
             return ExitCode::from(1);
         }
     };
     match &loaded.file {
-        Some(f) => println!("# the history layer's configuration, from {}", f.display()),
-        None => println!("# the history layer's configuration (no file: defaults and environment)"),
+        Some(f) => out::line(&format!(
+            "# the history layer's configuration, from {}",
+            f.display()
+        )),
+        None => {
+            out::line("# the history layer's configuration (no file: defaults and environment)")
+        }
     }
     let mut section = String::new();
     let entries = loaded.entries();
+    // Comments line up after the longest setting, up to a column: a long
+    // value (a pattern of thousands of characters) is not padded against.
     let width = entries
         .iter()
-        .map(|(path, value, _)| leaf(path).len() + value.len() + 3)
+        .map(|(path, value, _)| leaf(path).chars().count() + value.chars().count() + 3)
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+        .min(MAX_ALIGN);
     for (path, value, source) in entries {
         let here = path.rsplit_once('.').map_or("", |(s, _)| s);
         if here != section {
             section = here.to_string();
-            println!("\n[{section}]");
+            out::line(&format!("\n[{section}]"));
         }
         let line = format!("{} = {value}", leaf(&path));
-        println!("{line:<width$}  # {source}");
+        let pad = width.saturating_sub(line.chars().count());
+        out::line(&format!("{line}{}  # {source}", " ".repeat(pad)));
     }
     if env_vars {
-        println!("\n# environment variables");
+        out::line("\n# environment variables");
         for (var, path) in ENV_VARS {
-            println!("# {var:<38} {path}");
+            out::line(&format!("# {var:<38} {path}"));
         }
     }
     ExitCode::SUCCESS
 }
+
+/// The column up to which `config show` aligns its comments.
+const MAX_ALIGN: usize = 60;
 
 fn leaf(path: &str) -> &str {
     path.rsplit_once('.').map_or(path, |(_, k)| k)

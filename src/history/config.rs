@@ -362,6 +362,13 @@ const TEXT_PATHS: &[&str] = &[
 
 /// The file read when no `--config` is given, if it exists.
 pub const DEFAULT_FILE: &str = "ptc.toml";
+/// The most bytes of a configuration file.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+/// The deepest a YAML configuration may nest (the keys are three levels
+/// deep at most). TOML and JSON are read by parsers with a recursion limit
+/// of their own (128) that run in linear time, so only YAML is scanned
+/// for depth first.
+pub const MAX_CONFIG_DEPTH: usize = 32;
 
 /// A provider of fixed values with a name of our choosing (defaults,
 /// command-line flags).
@@ -442,6 +449,8 @@ pub struct Loaded {
     pub config: Config,
     /// The file read, if any.
     pub file: Option<PathBuf>,
+    /// The file's text, read once (for the lines values come from).
+    text: Option<String>,
     figment: Figment,
     overrides: Overrides,
 }
@@ -457,7 +466,8 @@ impl Loaded {
     /// Where the value at `path` came from: `default`, a file (with its
     /// line when it can be found), an environment variable or a flag.
     pub fn source_of(&self, path: &str) -> String {
-        source_label(&self.figment, &self.overrides, self.file.as_deref(), path)
+        let file = self.file.as_deref().zip(self.text.as_deref());
+        source_label(&self.figment, &self.overrides, file, path)
     }
 
     /// Every leaf setting as `(path, value as TOML, source)`, in the
@@ -505,10 +515,12 @@ fn toml_value(json: &serde_json::Value) -> String {
     }
 }
 
+/// Where `path`'s value came from; `file` is the configuration file with
+/// its text.
 fn source_label(
     figment: &Figment,
     overrides: &Overrides,
-    file: Option<&Path>,
+    file: Option<(&Path, &str)>,
     path: &str,
 ) -> String {
     // A list element (`policy.roles_never_prune.1`) comes from where its
@@ -536,7 +548,7 @@ fn source_label(
             .map_or_else(|| "environment".to_string(), |(v, _)| (*v).to_string());
     }
     match file {
-        Some(file) => match line_of(file, path) {
+        Some((file, text)) => match line_of(file, text, path) {
             Some(line) => format!("{}:{line}", file.display()),
             None => file.display().to_string(),
         },
@@ -544,21 +556,21 @@ fn source_label(
     }
 }
 
-/// The line of the key that sets `path` in a config file (1-based), or
-/// of the nearest enclosing key for a list element (`a.b.1` is at `a.b`).
-fn line_of(file: &Path, path: &str) -> Option<usize> {
-    let text = std::fs::read_to_string(file).ok()?;
+/// The line of the key that sets `path` in a config file of `text`
+/// (1-based), or of the nearest enclosing key for a list element
+/// (`a.b.1` is at `a.b`).
+fn line_of(file: &Path, text: &str, path: &str) -> Option<usize> {
     let ext = file
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
     let keys = match ext.as_str() {
-        "toml" => toml_keys(&text),
-        "yaml" | "yml" => yaml_keys(&text),
+        "toml" => toml_keys(text),
+        "yaml" | "yml" => yaml_keys(text),
         _ => {
             let mut out = Vec::new();
-            flow_keys(&text, &[], ':', 1, &mut out);
+            flow_keys(text, &[], ':', 1, &mut out);
             out
         }
     };
@@ -817,17 +829,31 @@ pub fn load_with_env(
             _ => Dict::new(),
         },
     };
+    let text = match &file {
+        Some(f) => Some(read_config_file(f)?),
+        None => None,
+    };
     let mut figment = Figment::new().merge(defaults);
-    if let Some(f) = &file {
+    if let (Some(f), Some(text)) = (&file, &text) {
         let ext = f
             .extension()
             .and_then(|e| e.to_str())
             .unwrap_or("")
             .to_ascii_lowercase();
         figment = match ext.as_str() {
-            "toml" => figment.merge(Toml::file_exact(f)),
-            "yaml" | "yml" => figment.merge(Yaml::file_exact(f)),
-            "json" => figment.merge(JsonFile::file_exact(f)),
+            "toml" => figment.merge(Toml::string(text)),
+            "yaml" | "yml" => {
+                if let Some((line, column)) = super::yaml_depth::too_deep(text, MAX_CONFIG_DEPTH) {
+                    return Err(ConfigError {
+                        problems: vec![format!(
+                            "cannot read the configuration `{}`: it nests deeper than {MAX_CONFIG_DEPTH} levels at line {line} column {column}",
+                            f.display()
+                        )],
+                    });
+                }
+                figment.merge(Yaml::string(text))
+            }
+            "json" => figment.merge(JsonFile::string(text)),
             _ => {
                 return Err(ConfigError {
                     problems: vec![format!(
@@ -888,14 +914,20 @@ pub fn load_with_env(
     let config: Config = match figment.extract() {
         Ok(c) => c,
         Err(errors) => {
+            let source = file.as_deref().zip(text.as_deref());
             for e in errors {
-                problems.push(describe(&e, &figment, &overrides, file.as_deref()));
+                problems.push(describe(&e, &figment, &overrides, source));
             }
             return Err(ConfigError { problems });
         }
     };
     for (path, value, rule) in config.problems() {
-        let source = source_label(&figment, &overrides, file.as_deref(), path);
+        let source = source_label(
+            &figment,
+            &overrides,
+            file.as_deref().zip(text.as_deref()),
+            path,
+        );
         problems.push(format!("{path} = {value} (from {source}) {rule}"));
     }
     if !problems.is_empty() {
@@ -904,8 +936,22 @@ pub fn load_with_env(
     Ok(Loaded {
         config,
         file,
+        text,
         figment,
         overrides,
+    })
+}
+
+/// A configuration file's text, at most [`MAX_CONFIG_BYTES`].
+fn read_config_file(file: &Path) -> Result<String, ConfigError> {
+    crate::input::read_file_text(
+        file,
+        MAX_CONFIG_BYTES,
+        &format!("the configuration `{}`", file.display()),
+        "for a configuration file",
+    )
+    .map_err(|e| ConfigError {
+        problems: vec![e.describe(&format!("the configuration `{}`", file.display()))],
     })
 }
 
@@ -929,7 +975,7 @@ fn describe(
     e: &figment::Error,
     figment: &Figment,
     overrides: &Overrides,
-    file: Option<&Path>,
+    file: Option<(&Path, &str)>,
 ) -> String {
     use figment::error::Kind;
     let path = e.path.join(".");
@@ -948,7 +994,7 @@ fn describe(
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
             let source = match file {
-                Some(f) => match line_of(f, &full) {
+                Some((f, text)) => match line_of(f, text, &full) {
                     Some(line) => format!("{}:{line}", f.display()),
                     None => f.display().to_string(),
                 },
@@ -962,7 +1008,7 @@ fn describe(
         // No field: the file itself could not be read or parsed.
         kind if path.is_empty() => {
             let source = match (file, e.metadata.as_ref()) {
-                (Some(f), _) => f.display().to_string(),
+                (Some((f, _)), _) => f.display().to_string(),
                 (None, Some(meta)) => meta.name.to_string(),
                 (None, None) => "configuration".into(),
             };

@@ -47,6 +47,7 @@ mod summary;
 pub mod trace;
 mod units;
 mod window;
+mod yaml_depth;
 
 pub use carry::Carry;
 pub use compact::{CompactError, Compactor, Context, EventSink, Outcome, Report, Trigger};
