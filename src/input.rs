@@ -8,6 +8,7 @@
 //! | a `--data` file | [`MAX_DATA_BYTES`] (64 MiB) | `--max-data-bytes N` |
 //! | a tool manifest | [`MAX_MANIFEST_BYTES`] (1 MiB) | — |
 //! | program text (a file, standard input, a prelude, `:load`) | [`MAX_PROGRAM_BYTES`] (4 MiB) | — |
+//! | a chat history (`ptc compact`), a script or transcript replayed | [`MAX_HISTORY_BYTES`] (64 MiB) | `--max-input-bytes N` (`ptc compact`) |
 //!
 //! An input over its limit is an error of kind
 //! [`ErrorKind::InputLimit`] (code
@@ -25,6 +26,10 @@ pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
 /// The most bytes of program text read at once (a script, standard
 /// input, a REPL prelude or `:load` file).
 pub const MAX_PROGRAM_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The most bytes of a chat history read at once: `ptc compact`'s input,
+/// a `script:` file or a transcript read back.
+pub const MAX_HISTORY_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why an input could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -102,6 +102,14 @@
 // equality never look inside it, so values are sound hash keys.
 #![allow(clippy::mutable_key_type)]
 
+/// `eprintln!` for the library's messages: control characters escaped,
+/// and a failed write never panics ([`terminal::warn`]).
+macro_rules! warnln {
+    ($($arg:tt)*) => {
+        $crate::terminal::warn(&format!($($arg)*))
+    };
+}
+
 pub mod agent;
 pub mod builtins;
 pub mod compression;
@@ -116,6 +124,7 @@ pub mod reader;
 pub mod repl;
 pub mod session;
 mod stack;
+pub mod terminal;
 pub mod tokens;
 pub mod value;
 

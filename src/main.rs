@@ -1,5 +1,13 @@
 //! The `ptc` command: argument parsing and wiring only.
 
+/// `eprintln!` for the binary: control characters escaped, a failed write
+/// ignored ([`cli::out::err`]).
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::cli::out::err(&format!($($arg)*))
+    };
+}
+
 mod cli;
 
 use std::path::{Path, PathBuf};
@@ -156,12 +164,34 @@ fn main() -> ExitCode {
     ptc_lisp::heap::count_with(|| ALLOC.allocated());
     let invocation = match cli::quick_parse::eval_or_run(std::env::args_os()) {
         Some(command) => Invocation::Command(command),
-        None => Invocation::from(Cli::parse()),
+        None => Invocation::from(parse_command_line()),
     };
     let code = run_command(invocation);
     // MCP servers started for the command end with it.
     ptc_lisp::mcp::shutdown_all();
     code
+}
+
+/// The command line; help and the version go to stdout through
+/// `cli::out` (a failed write is an error like any output's), usage
+/// errors to stderr with status 2.
+fn parse_command_line() -> Cli {
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            let _ = e.print();
+            cli::out::end(e.exit_code())
+        }
+        Err(e) => {
+            let text = if cli::out::stdout_is_terminal() {
+                e.render().ansi().to_string()
+            } else {
+                e.render().to_string()
+            };
+            cli::out::raw(text.as_bytes());
+            cli::out::end(e.exit_code())
+        }
+    }
 }
 
 /// What the command line asks for: a subcommand, or the REPL (no
@@ -269,7 +299,7 @@ fn run_command(invocation: Invocation) -> ExitCode {
             use clap::CommandFactory;
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "ptc", &mut script);
-            stdout_line(String::from_utf8_lossy(&script).trim_end());
+            cli::out::raw(&script);
             ExitCode::SUCCESS
         }
     }
@@ -386,14 +416,14 @@ fn read_stdin() -> Result<String, String> {
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    errln!("error: {message}");
     ExitCode::from(2)
 }
 
 /// A usage error; with `--json` also as the JSON object on stdout.
 fn failure(message: &str, json: bool) -> ExitCode {
     if json {
-        stdout_line(&cli::json_report::usage_error(message).to_string());
+        cli::out::raw_line(&cli::json_report::usage_error(message).to_string());
     }
     usage_error(message)
 }
@@ -629,7 +659,7 @@ fn print_stats(stats: &cli::stats::RunStats, args: &RunArgs, json: bool) {
         Some(format) => format,
         None => cli::stats::StatsFormat::Text,
     };
-    eprintln!("{}", stats.render(format));
+    errln!("{}", stats.render(format));
 }
 
 /// Print a turn's lines and result (or its error); the exit code.
@@ -643,22 +673,22 @@ fn report_turn(
     if json {
         let max = args.max_result_bytes;
         let object = cli::json_report::turn(turn, file, &|v| result_text(v, max));
-        stdout_line(&object.to_string());
+        cli::out::raw_line(&object.to_string());
         return match turn.outcome {
             TurnOutcome::Value { .. } | TurnOutcome::Return { .. } => ExitCode::SUCCESS,
             TurnOutcome::Fail { .. } | TurnOutcome::Error { .. } => ExitCode::from(1),
         };
     }
     for line in &turn.prints {
-        stdout_line(line);
+        cli::out::line(line);
     }
     match &turn.outcome {
         TurnOutcome::Value { value } | TurnOutcome::Return { value } => {
-            stdout_line(&result_text(value, args.max_result_bytes));
+            cli::out::line(&result_text(value, args.max_result_bytes));
             ExitCode::SUCCESS
         }
         TurnOutcome::Fail { value } => {
-            eprintln!("error: program failed: {}", pr_str(value));
+            errln!("error: program failed: {}", pr_str(value));
             ExitCode::from(1)
         }
         TurnOutcome::Error { error } => report(error, source, file),
@@ -672,7 +702,7 @@ fn result_text(value: &ptc_lisp::value::Value, max: usize) -> String {
 
 /// Print an error with its location, the source line and a caret.
 fn report(e: &TurnError, source: &str, file: Option<&Path>) -> ExitCode {
-    eprintln!(
+    errln!(
         "{}",
         ptc_lisp::session::report::error_report(e, source, file)
     );
@@ -968,7 +998,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         r.finish();
     }
     if args.debug {
-        eprintln!("{}", run.debug_view());
+        errln!("{}", run.debug_view());
     }
     report_run(&run, args.quiet, args.max_result_bytes, args.json)
 }
@@ -984,7 +1014,7 @@ fn report_run(
 
     if json {
         let object = cli::json_report::agent_run(run, &|v| result_text(v, max_result_bytes));
-        stdout_line(&object.to_string());
+        cli::out::raw_line(&object.to_string());
         return match run.outcome {
             AgentOutcome::Returned(_) => ExitCode::SUCCESS,
             _ => ExitCode::from(1),
@@ -1006,25 +1036,25 @@ fn report_run(
         if !run.compactions.is_empty() {
             summary.push_str(&format!(", {} compaction(s)", run.compactions.len()));
         }
-        eprintln!("{summary}");
+        errln!("{summary}");
     }
     match &run.outcome {
         AgentOutcome::Returned(value) => {
-            stdout_line(&result_text(value, max_result_bytes));
+            cli::out::line(&result_text(value, max_result_bytes));
             ExitCode::SUCCESS
         }
         AgentOutcome::Failed(reason) => {
-            eprintln!("error: the mission failed: {}", pr_str(reason));
+            errln!("error: the mission failed: {}", pr_str(reason));
             ExitCode::from(1)
         }
         AgentOutcome::TurnLimit => {
             match run.last_error() {
-                Some(e) => eprintln!(
+                Some(e) => errln!(
                     "error: no result after {} turn(s); the last error: {}",
                     run.turns.len(),
                     e.message
                 ),
-                None => eprintln!(
+                None => errln!(
                     "error: no result after {} turn(s): the model never called (return value)",
                     run.turns.len()
                 ),
@@ -1032,7 +1062,7 @@ fn report_run(
             ExitCode::from(1)
         }
         AgentOutcome::ProviderError(e) => {
-            eprintln!("error: the model call failed: {e}");
+            errln!("error: the model call failed: {e}");
             ExitCode::from(1)
         }
     }
@@ -1061,7 +1091,7 @@ impl Transcript {
             None => entry,
         };
         if let Err(e) = writer.write_json(&entry) {
-            eprintln!(
+            errln!(
                 "warning: cannot write the transcript `{}`: {e}; it stops here",
                 self.path.display()
             );
@@ -1106,7 +1136,7 @@ impl ptc_lisp::agent::Progress for CliProgress {
             signals::exit(signals::exit_code(self.signal()));
         }
         if !self.quiet {
-            eprintln!("turn {turn}/{max_turns}");
+            errln!("turn {turn}/{max_turns}");
         }
     }
 
@@ -1131,30 +1161,30 @@ impl ptc_lisp::agent::Progress for CliProgress {
             t.write(entry);
             if signal != 0 {
                 if !self.quiet {
-                    eprint!("{}", progress_lines(report));
+                    errln!("{}", progress_lines(report).trim_end());
                 }
                 signals::exit(signals::exit_code(signal));
             }
         }
         if !self.quiet {
-            eprint!("{}", progress_lines(report));
+            errln!("{}", progress_lines(report).trim_end());
         }
     }
 
     fn provider_failed(&mut self, _turn: usize, error: &ptc_lisp::agent::ProviderError) {
         if !self.quiet {
-            eprintln!("  model call failed: {error}");
+            errln!("  model call failed: {error}");
         }
     }
 
     fn history_compacted(&mut self, _turn: usize, report: &ptc_lisp::history::Report) {
         if !self.quiet {
-            eprintln!("  compacted: {report}");
+            errln!("  compacted: {report}");
         }
     }
 
     fn history_problem(&mut self, _turn: usize, problem: &str) {
-        eprintln!("  warning: history not compacted, sending it whole: {problem}");
+        errln!("  warning: history not compacted, sending it whole: {problem}");
     }
 }
 
@@ -1301,20 +1331,6 @@ impl ReplArgs {
     }
 }
 
-/// Write a line to stdout. A closed pipe (`ptc eval ... | head`) ends the
-/// process quietly, as for other command-line tools, instead of panicking.
-fn stdout_line(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
-        if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
-        }
-        eprintln!("error: cannot write to standard output: {e}");
-        std::process::exit(1);
-    }
-}
-
 /// Signals: the tools' process groups are killed before `ptc` exits.
 mod signals {
     use std::sync::Mutex;
@@ -1353,7 +1369,7 @@ mod signals {
             let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
             let code = exit_code(signal);
             if let Err(e) = signal_hook::flag::register_conditional_shutdown(signal, code, always) {
-                eprintln!("warning: cannot handle signal {signal} ({e})");
+                errln!("warning: cannot handle signal {signal} ({e})");
             }
         }
     }
@@ -1370,7 +1386,7 @@ mod signals {
             let mut iter = match signal_hook::iterator::Signals::new(signals) {
                 Ok(i) => i,
                 Err(e) => {
-                    eprintln!("warning: cannot handle signals ({e}); tools may outlive ptc");
+                    errln!("warning: cannot handle signals ({e}); tools may outlive ptc");
                     return;
                 }
             };
@@ -1385,7 +1401,7 @@ mod signals {
                     }
                 });
             if let Err(e) = spawned {
-                eprintln!("warning: cannot handle signals ({e}); tools may outlive ptc");
+                errln!("warning: cannot handle signals ({e}); tools may outlive ptc");
             }
         }
         #[cfg(not(unix))]

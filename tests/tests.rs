@@ -22,6 +22,8 @@ mod history_config;
 mod history_export;
 mod history_props;
 mod host_http;
+mod host_inputs;
+mod host_output;
 mod limits;
 mod limits_bombs;
 mod limits_host;

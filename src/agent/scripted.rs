@@ -81,8 +81,15 @@ impl ScriptedProvider {
     /// Read a script file (see the module docs for the format).
     pub fn from_file(path: &Path) -> Result<Self, ProviderError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ProviderError::Config(format!("Could not read the script `{label}`: {e}"))
+        let text = crate::input::read_file_text(
+            path,
+            crate::input::MAX_HISTORY_BYTES,
+            &format!("The script `{label}`"),
+            "for a script",
+        )
+        .map_err(|e| match e {
+            crate::input::InputError::TooLarge(e) => ProviderError::Config(e.message().to_string()),
+            other => ProviderError::Config(format!("Could not read the script `{label}`: {other}")),
         })?;
         let replies = parse_script(&text, &label)?;
         Ok(Self::with_replies(label, replies))

@@ -8,7 +8,7 @@
 //! `reply` fields; see [`super::scripted`]).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -108,16 +108,25 @@ impl<W: Write> TranscriptWriter<W> {
     }
 }
 
-/// Read a transcript back, one entry per non-blank line.
+/// Read a transcript back, one entry per non-blank line; at most
+/// [`MAX_HISTORY_BYTES`](crate::input::MAX_HISTORY_BYTES).
 pub fn read_transcript(path: &Path) -> std::io::Result<Vec<TranscriptEntry>> {
-    let file = BufReader::new(File::open(path)?);
+    let text = crate::input::read_file_text(
+        path,
+        crate::input::MAX_HISTORY_BYTES,
+        &format!("the transcript `{}`", path.display()),
+        "for a transcript",
+    )
+    .map_err(|e| match e {
+        crate::input::InputError::Io(e) => e,
+        other => std::io::Error::new(std::io::ErrorKind::InvalidData, other.to_string()),
+    })?;
     let mut entries = Vec::new();
-    for (i, line) in file.lines().enumerate() {
-        let line = line?;
+    for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let entry = serde_json::from_str(&line).map_err(|e| {
+        let entry = serde_json::from_str(line).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("{}: line {}: {e}", path.display(), i + 1),

@@ -2,7 +2,7 @@
 //! line) under a token budget, report what was kept, pruned and
 //! summarized, and write the result atomically.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -58,11 +58,15 @@ pub struct CompactArgs {
     /// history reaches the trigger)
     #[arg(long, value_name = "NOTE")]
     pub manual: Option<String>,
+    /// The largest history read, in bytes [default: 67108864 (64 MiB)]
+    #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_HISTORY_BYTES,
+          hide_default_value = true)]
+    pub max_input_bytes: u64,
 }
 
 /// Exit 2 with `message`.
 fn bad_input(message: &str) -> ExitCode {
-    eprintln!("error: {message}");
+    errln!("error: {message}");
     ExitCode::from(2)
 }
 
@@ -76,7 +80,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     // loads on its first count).
     ptc_lisp::tokens::preload(args.model.as_deref().unwrap_or(DEFAULT_MODEL));
     let name = args.input.display().to_string();
-    let text = match read_input(&args.input) {
+    let text = match read_input(&args.input, args.max_input_bytes) {
         Ok(t) => t,
         Err(e) => return bad_input(&e),
     };
@@ -146,12 +150,17 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         Err(e) => return bad_input(&e),
     };
     if let Some(path) = &args.tools_schema {
-        let schema = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read `{}`: {e}", path.display()))
-            .and_then(|t| {
-                serde_json::from_str::<serde_json::Value>(&t)
-                    .map_err(|e| format!("`{}` is not JSON: {e}", path.display()))
-            });
+        let schema = ptc_lisp::input::read_file_text(
+            path,
+            ptc_lisp::input::MAX_MANIFEST_BYTES,
+            &format!("the tool schemas `{}`", path.display()),
+            "for a tool manifest or schema file",
+        )
+        .map_err(|e| e.describe(&format!("`{}`", path.display())))
+        .and_then(|t| {
+            serde_json::from_str::<serde_json::Value>(&t)
+                .map_err(|e| format!("`{}` is not JSON: {e}", path.display()))
+        });
         match schema {
             Ok(s) => compactor.counter_mut().set_tools_schema(Some(&s)),
             Err(e) => return bad_input(&e),
@@ -168,10 +177,10 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         match trimmed {
             Ok(trim) => {
                 if let Some(w) = &trim.warning {
-                    eprintln!("warning: {w}");
+                    errln!("warning: {w}");
                 }
                 if !trim.evicted.is_empty() {
-                    eprintln!(
+                    errln!(
                         "window: evicted {} of {} messages (max {max})",
                         trim.evicted.len(),
                         current.len()
@@ -193,7 +202,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         Err(e) => {
             recorder.events(&compactor.take_events());
             recorder.finish();
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(1);
         }
     };
@@ -210,14 +219,14 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         );
     }
     recorder.finish();
-    eprintln!("before: {}", breakdown_line(original_len, &before));
+    errln!("before: {}", breakdown_line(original_len, &before));
     match &outcome.report {
         Some(report) => {
-            eprintln!(
+            errln!(
                 "after:  {}",
                 breakdown_line(outcome.messages.len(), &report.after)
             );
-            eprintln!(
+            errln!(
                 "kept {} pinned and {} recent messages (last {} turns, {} tool pairs); pruned {}",
                 report.layers.pinned,
                 report.layers.recent,
@@ -226,14 +235,14 @@ pub fn run(args: &CompactArgs) -> ExitCode {
                 report.pruned
             );
             match report.summary {
-                Some((version, tokens)) => eprintln!(
+                Some((version, tokens)) => errln!(
                     "summary: <COMPACT-SUMMARY v{version}> by {}, {tokens} tokens",
                     summarizer.name()
                 ),
-                None => eprintln!("summary: none"),
+                None => errln!("summary: none"),
             }
             for fallback in &report.fallbacks {
-                eprintln!("fallback: {fallback}");
+                errln!("fallback: {fallback}");
             }
         }
         None => {
@@ -241,7 +250,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
                 ptc_lisp::history::Event::TriggerDecision { reason, .. } => Some(reason.clone()),
                 _ => None,
             });
-            eprintln!(
+            errln!(
                 "not compacted: {}",
                 reason.unwrap_or_else(|| "below the trigger".into())
             );
@@ -252,23 +261,14 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         Some(path) => match write_atomically(path, out.as_bytes()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: cannot write `{}`: {e}", path.display());
+                errln!("error: cannot write `{}`: {e}", path.display());
                 ExitCode::from(1)
             }
         },
         None => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout
-                .write_all(out.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: cannot write to standard output: {e}");
-                    ExitCode::from(1)
-                }
-            }
+            // A failed write ends the process (`cli::out`).
+            super::out::raw(out.as_bytes());
+            ExitCode::SUCCESS
         }
     }
 }
@@ -284,15 +284,26 @@ fn breakdown_line(messages: usize, b: &Breakdown) -> String {
     )
 }
 
-fn read_input(path: &Path) -> Result<String, String> {
+/// The history, at most `limit` bytes (`--max-input-bytes`).
+fn read_input(path: &Path, limit: u64) -> Result<String, String> {
+    use ptc_lisp::input::{read_file_text, read_text};
+    const RAISE: &str = "for a history; --max-input-bytes raises it";
     if path.as_os_str() == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
-        Ok(s)
+        read_text(
+            std::io::stdin().lock(),
+            limit,
+            "the history on standard input",
+            RAISE,
+        )
+        .map_err(|e| e.describe("standard input"))
     } else {
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read `{}`: {e}", path.display()))
+        read_file_text(
+            path,
+            limit,
+            &format!("the history `{}`", path.display()),
+            RAISE,
+        )
+        .map_err(|e| e.describe(&format!("`{}`", path.display())))
     }
 }
 

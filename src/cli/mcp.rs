@@ -137,7 +137,7 @@ pub fn run(args: &McpServerArgs) -> ExitCode {
     match ptc_lisp::mcp::server::serve_stdio(options) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             ExitCode::from(2)
         }
     }

@@ -8,6 +8,7 @@ pub mod compact;
 pub mod config;
 pub mod json_report;
 pub mod mcp;
+pub mod out;
 pub mod prompt;
 pub mod quick_parse;
 pub mod stats;

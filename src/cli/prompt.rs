@@ -81,7 +81,7 @@ pub fn run(args: &PromptArgs, mission: String, session: ptc_lisp::session::Sessi
     let agent = match Agent::new(provider, session, config) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("error: {e}");
+            errln!("error: {e}");
             return ExitCode::from(2);
         }
     };
@@ -104,6 +104,6 @@ pub fn run(args: &PromptArgs, mission: String, session: ptc_lisp::session::Sessi
         "=== {} message(s), {total} tokens (o200k_base) ===",
         messages.len()
     ));
-    crate::stdout_line(&out);
+    crate::cli::out::line(&out);
     ExitCode::SUCCESS
 }

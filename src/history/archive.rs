@@ -293,7 +293,7 @@ impl Sink for ArchiveEvents {
         line.push('\n');
         if let Err(e) = self.store.append(&self.key, line.as_bytes()) {
             self.failed = true;
-            eprintln!(
+            warnln!(
                 "{} cannot archive events: {e}; no more events are archived",
                 super::trace::STDERR_PREFIX
             );

@@ -153,7 +153,7 @@ impl Recorder {
                 }
             }
             Err(problem) => {
-                eprintln!(
+                warnln!(
                     "{STDERR_PREFIX} cannot archive compaction round {}: {problem}",
                     archive.steps()
                 );

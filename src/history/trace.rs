@@ -119,7 +119,7 @@ impl Tracer {
     pub fn before_export(&mut self) {
         if self.redactor.is_none() && !self.warned_unredacted {
             self.warned_unredacted = true;
-            eprintln!("{STDERR_PREFIX} warning: redaction is off: exported events and archives may contain secrets");
+            warnln!("{STDERR_PREFIX} warning: redaction is off: exported events and archives may contain secrets");
             let record = self.record_of(json!({
                 "event": "compact.redaction_disabled",
                 "severity": "high",
@@ -220,7 +220,7 @@ impl Sink for JsonlSink {
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush());
         if let Err(e) = result {
-            eprintln!(
+            warnln!(
                 "{STDERR_PREFIX} cannot write events to `{}`: {e}; no more events go there",
                 self.path
             );
@@ -284,7 +284,7 @@ impl HttpSink {
                 .ok()
         };
         if worker.is_none() {
-            eprintln!("{STDERR_PREFIX} cannot start the event exporter thread; events to {endpoint} are dropped");
+            warnln!("{STDERR_PREFIX} cannot start the event exporter thread; events to {endpoint} are dropped");
         }
         HttpSink {
             tx: worker.as_ref().map(|_| tx),
@@ -327,14 +327,14 @@ fn post_loop(endpoint: &str, rx: Receiver<Json>, timeout: Duration, stats: &Http
                 stats.sent.fetch_add(1, Ordering::Relaxed);
                 if failing {
                     failing = false;
-                    eprintln!("{STDERR_PREFIX} {endpoint} accepts events again");
+                    warnln!("{STDERR_PREFIX} {endpoint} accepts events again");
                 }
             }
             Some(problem) => {
                 stats.failed.fetch_add(1, Ordering::Relaxed);
                 if !failing {
                     failing = true;
-                    eprintln!("{STDERR_PREFIX} cannot export events to {endpoint}: {problem}; the run goes on without them");
+                    warnln!("{STDERR_PREFIX} cannot export events to {endpoint}: {problem}; the run goes on without them");
                 }
             }
         }
@@ -353,7 +353,7 @@ impl Sink for HttpSink {
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
                 if !self.dropping {
                     self.dropping = true;
-                    eprintln!(
+                    warnln!(
                         "{STDERR_PREFIX} the queue to {} is full: dropping events until it drains",
                         self.endpoint
                     );
@@ -373,7 +373,7 @@ impl Sink for HttpSink {
                 }
             }
             Err(RecvTimeoutError::Timeout) => {
-                eprintln!(
+                warnln!(
                     "{STDERR_PREFIX} gave up delivering events to {} after {within:?}",
                     self.endpoint
                 );
@@ -382,7 +382,7 @@ impl Sink for HttpSink {
         let dropped = self.stats.dropped.load(Ordering::Relaxed);
         let failed = self.stats.failed.load(Ordering::Relaxed);
         if dropped + failed > 0 {
-            eprintln!(
+            warnln!(
                 "{STDERR_PREFIX} {} events delivered to {}, {failed} failed, {dropped} dropped",
                 self.stats.sent.load(Ordering::Relaxed),
                 self.endpoint

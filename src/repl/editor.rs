@@ -55,8 +55,8 @@ const RESET: &str = "\x1b[0m";
 pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let out = Printer { color, width: None };
-    let mut repl = match Repl::start(config, new_session, out) {
+    let out = Printer::new(color, None);
+    let mut repl = match Repl::start(config, new_session, out.clone()) {
         Ok(r) => r,
         Err(e) => {
             out.error(&e);
@@ -85,7 +85,7 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
     };
     // After the editor: rustyline's terminal set-up installs a SIGINT
     // handler of its own, which this one replaces.
-    install_interrupt_handler(repl.interrupt.clone(), out);
+    install_interrupt_handler(repl.interrupt.clone(), out.clone());
     editor.set_helper(Some(ReplHelper::new(color)));
     for key in [
         KeyEvent(KeyCode::Enter, Modifiers::NONE),
@@ -99,13 +99,16 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
         KeyEvent(KeyCode::Char('D'), Modifiers::CTRL),
         EventHandler::Conditional(Box::new(CancelForm(cancelled.clone()))),
     );
-    let mut history = HistoryFile::open(&mut editor, out);
+    let mut history = HistoryFile::open(&mut editor, out.clone());
 
     out.note(&format!(
         "ptc-lisp {}: each input is one turn. :help for commands, Ctrl-D to exit.",
         env!("CARGO_PKG_VERSION")
     ));
     loop {
+        if let Some(kind) = out.write_failure() {
+            return out.failure_code(kind);
+        }
         if let Some(helper) = editor.helper_mut() {
             helper.names = repl.session_names();
         }
@@ -238,6 +241,9 @@ pub(super) fn history_path() -> Option<PathBuf> {
     Some(data_home.join("ptc").join("history"))
 }
 
+/// The largest history file the REPL reads.
+const MAX_HISTORY_BYTES: u64 = 16 * 1024 * 1024;
+
 /// The history file in use; a failure to write it warns once and turns
 /// saving off for the rest of the session.
 struct HistoryFile {
@@ -247,15 +253,37 @@ struct HistoryFile {
 
 impl HistoryFile {
     fn open(editor: &mut Editor<ReplHelper, DefaultHistory>, out: Printer) -> Self {
-        let path = history_path();
+        let mut path = history_path();
         if let Some(p) = &path {
-            if p.exists() {
-                if let Err(e) = editor.load_history(p) {
+            match std::fs::metadata(p) {
+                // Read only a regular file within the limit: the editor
+                // reads it whole, and a FIFO or device would block or
+                // never end.
+                Ok(m) if !m.is_file() || m.len() > MAX_HISTORY_BYTES => {
                     out.note(&format!(
-                        "warning: cannot read the history file `{}`: {e}",
-                        p.display()
+                        "warning: the history file `{}` is {}; history is off (set PTC_HISTORY \
+                         to another file, or to nothing to turn it off)",
+                        p.display(),
+                        if m.is_file() {
+                            format!(
+                                "larger than the limit of {}",
+                                crate::input::human_bytes(MAX_HISTORY_BYTES)
+                            )
+                        } else {
+                            "not a regular file".to_string()
+                        }
                     ));
+                    path = None;
                 }
+                Ok(_) => {
+                    if let Err(e) = editor.load_history(p) {
+                        out.note(&format!(
+                            "warning: cannot read the history file `{}`: {e}",
+                            p.display()
+                        ));
+                    }
+                }
+                Err(_) => {}
             }
         }
         HistoryFile { path, out }

@@ -11,13 +11,13 @@ use super::{Repl, ReplConfig, SessionFactory, Step};
 
 /// Run every form and command of standard input; returns the exit code.
 pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
-    let out = Printer {
-        color: false,
-        width: std::env::var("COLUMNS")
+    let out = Printer::new(
+        false,
+        std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.trim().parse().ok())
             .filter(|&c: &usize| c > 0),
-    };
+    );
     let input = match crate::input::read_text(
         std::io::stdin().lock(),
         crate::input::MAX_PROGRAM_BYTES,
@@ -30,7 +30,7 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
             return 2;
         }
     };
-    let mut repl = match Repl::start(config, new_session, out) {
+    let mut repl = match Repl::start(config, new_session, out.clone()) {
         Ok(r) => r,
         Err(e) => {
             out.error(&e);
@@ -38,7 +38,10 @@ pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
         }
     };
     let failed = run_script(&mut repl, &input);
-    i32::from(failed)
+    match out.write_failure() {
+        Some(kind) => out.failure_code(kind),
+        None => i32::from(failed),
+    }
 }
 
 /// Run a script's forms and commands in order; true if the last failed.
@@ -49,6 +52,10 @@ fn run_script(repl: &mut Repl, input: &str) -> bool {
     let mut pending = String::new();
     let mut pending_line = 1;
     for (index, line) in input.split_inclusive('\n').enumerate() {
+        if repl.out.write_failure().is_some() {
+            // Nobody reads what the rest would print.
+            return failed;
+        }
         let number = index as u32 + 1;
         if pending.trim().is_empty() && line.trim_start().starts_with(':') {
             pending.clear();
@@ -95,6 +102,9 @@ fn run_forms(repl: &mut Repl, chunk: &str, input: &str, first_line: u32) -> Opti
     };
     let mut failed = None;
     for form in forms {
+        if repl.out.write_failure().is_some() {
+            break;
+        }
         let text = &chunk[form.span.start..form.span.end];
         let source = Source {
             text: input,

@@ -1,10 +1,18 @@
 //! How the REPL writes: results in Clojure notation (cut when long),
 //! errors with a caret under their column, notes. Results and command
-//! output go to stdout, errors and notes to stderr. Write errors (a closed
-//! pipe) are ignored: the REPL never panics because its reader went away.
+//! output go to stdout, errors and notes to stderr. Control characters in
+//! what is shown (a program's output, its text, values) are escaped on
+//! stdout when it is a terminal and always on stderr
+//! ([`crate::terminal`]). A failed write to stdout is remembered
+//! ([`Printer::write_failure`]) and ends the REPL after the form at hand:
+//! quietly for a closed pipe, with exit status 2 otherwise. Failed writes
+//! to stderr are ignored; it never panics.
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use crate::terminal::escape_controls;
 
 use crate::session::TurnError;
 use crate::value::{pretty, PrettyOptions, Value};
@@ -51,39 +59,91 @@ impl<'a> Source<'a> {
 }
 
 /// The REPL's output streams, with or without colors.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Printer {
     pub color: bool,
     /// The terminal's columns: wider results are pretty-printed over
     /// lines. `None`: one line (cut at an element when long).
     pub width: Option<usize>,
+    /// Whether stdout is a terminal (control characters are escaped).
+    terminal: bool,
+    /// The first failed write to stdout, shared by the copies of the
+    /// printer (the Ctrl-C handler holds one).
+    failure: Arc<OnceLock<std::io::Error>>,
 }
 
 impl Printer {
+    /// A printer for stdout as it is (a terminal or not).
+    pub fn new(color: bool, width: Option<usize>) -> Printer {
+        use std::io::IsTerminal;
+        Printer {
+            color,
+            width,
+            terminal: std::io::stdout().is_terminal(),
+            failure: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The kind of the first write to stdout that failed, if one did.
+    pub fn write_failure(&self) -> Option<std::io::ErrorKind> {
+        self.failure.get().map(std::io::Error::kind)
+    }
+
+    /// The exit code for a failed write to stdout: 0 for a closed pipe
+    /// (the reader is gone; nothing is said), 2 after saying what failed.
+    pub fn failure_code(&self, kind: std::io::ErrorKind) -> i32 {
+        if kind == std::io::ErrorKind::BrokenPipe {
+            return 0;
+        }
+        if let Some(e) = self.failure.get() {
+            self.error(&format!("cannot write to standard output: {e}"));
+        }
+        2
+    }
+
     /// A line on stdout.
     pub fn line(&self, text: &str) {
+        if self.terminal {
+            self.out_line(&escape_controls(text));
+        } else {
+            self.out_line(text);
+        }
+    }
+
+    /// `text` as it is on stdout, remembering a failure.
+    fn out_line(&self, text: &str) {
+        if self.failure.get().is_some() {
+            return;
+        }
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
+        if let Err(e) = writeln!(out, "{text}").and_then(|()| out.flush()) {
+            let _ = self.failure.set(e);
+        }
     }
 
     /// A result value, cut when long.
     pub fn value(&self, value: &Value) {
-        match result_text(value, self.width) {
-            (text, None) => self.line(&text),
-            (text, Some(note)) => self.line(&format!("{text} {}", self.paint(DIM, &note))),
+        let (text, note) = result_text(value, self.width);
+        let text = if self.terminal {
+            escape_controls(&text)
+        } else {
+            text.into()
+        };
+        match note {
+            None => self.out_line(&text),
+            Some(note) => self.out_line(&format!("{text} {}", self.paint(DIM, &note))),
         }
     }
 
     /// A line on stderr, dimmed on a terminal.
     pub fn note(&self, text: &str) {
-        self.err_line(&self.paint(DIM, text));
+        self.err_line(&self.paint(DIM, &escape_controls(text)));
     }
 
     /// `error: message` on stderr.
     pub fn error(&self, message: &str) {
         let label = self.paint(RED, "error:");
-        self.err_line(&format!("{label} {message}"));
+        self.err_line(&format!("{label} {}", escape_controls(message)));
     }
 
     /// The value of `(fail v)`.
@@ -91,7 +151,8 @@ impl Printer {
         let (text, _) = result_text(value, self.width);
         let label = self.paint(YELLOW, "fail:");
         self.err_line(&format!(
-            "{label} {text}\n{}",
+            "{label} {}\n{}",
+            escape_controls(&text),
             self.paint(DIM, "(fail) an agent run would end here, unsuccessfully")
         ));
     }
@@ -124,10 +185,15 @@ impl Printer {
         }
         self.error(&text);
         if let Some(hint) = &e.hint {
-            self.err_line(&format!("{} {hint}", self.paint(DIM, "hint:")));
+            self.err_line(&format!(
+                "{} {}",
+                self.paint(DIM, "hint:"),
+                escape_controls(hint)
+            ));
         }
     }
 
+    /// `text` (escaped already) on stderr; a failure is ignored.
     fn err_line(&self, text: &str) {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{text}");
