@@ -23,6 +23,7 @@ mod history_export;
 mod history_props;
 mod host_http;
 mod host_inputs;
+mod host_mcp;
 mod host_output;
 mod limits;
 mod limits_bombs;

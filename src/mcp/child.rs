@@ -56,6 +56,19 @@ impl ServerProcess {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         if let Some(cwd) = &config.cwd {
+            // Spawning in a missing directory fails like a missing
+            // command (`ENOENT`); say which it is.
+            if !cwd.is_dir() {
+                let what = if cwd.exists() {
+                    "is not a directory"
+                } else {
+                    "does not exist"
+                };
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("its working directory `{}` {what}", cwd.display()),
+                ));
+            }
             command.current_dir(cwd);
         }
         #[cfg(unix)]

@@ -25,14 +25,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, InitializeResult,
-    ListToolsResult, PaginatedRequestParams, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, Implementation, InitializeResult, ListToolsResult, PaginatedRequestParams,
+    ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{json, Value as Json};
 use tokio::sync::oneshot;
 
+use super::request_limit::{OversizedRequests, MAX_REQUEST_BYTES, TOO_LARGE_METHOD};
 use crate::compression::RenderContext;
 use crate::session::report::{capped_result, error_report};
 use crate::session::{Session, TurnOutcome};
@@ -65,8 +67,16 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), String> {
         run_description: description.unwrap_or_default(),
     };
     runtime.block_on(async move {
+        // Requests over the line limit are answered with an error instead
+        // of dropped in silence (`request_limit`).
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(
+            OversizedRequests::new(stdin, MAX_REQUEST_BYTES),
+            stdout,
+        )
+        .with_max_line_length(MAX_REQUEST_BYTES);
         let service = handler
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| format!("the MCP connection failed: {e}"))?;
         service
@@ -161,6 +171,9 @@ fn do_job(
             interrupt.store(false, Ordering::SeqCst);
             running.store(number, Ordering::SeqCst);
             let answer = run_program(session, &program, options.max_result_bytes);
+            // The server never renders its history: each program's text,
+            // output and value would otherwise be kept for good.
+            session.forget_turns();
             running.store(0, Ordering::SeqCst);
             let _ = reply.send(answer);
         }
@@ -224,6 +237,14 @@ impl PtcServer {
         let mut number = 0;
         let job = match request.name.as_ref() {
             "run" => match arguments.get("program").and_then(Json::as_str) {
+                Some(program) if program.len() as u64 > crate::input::MAX_PROGRAM_BYTES => {
+                    let e = crate::input::too_large(
+                        "the program",
+                        crate::input::MAX_PROGRAM_BYTES,
+                        "for program text",
+                    );
+                    return text_result(&format!("error: {} ({})", e.message(), e.code()), true);
+                }
                 Some(program) => {
                     number = self.worker.numbered.fetch_add(1, Ordering::SeqCst) + 1;
                     Job::Run(number, program.to_string(), tx)
@@ -301,6 +322,44 @@ impl ServerHandler for PtcServer {
             .map_err(|e| ErrorData::internal_error(format!("bad result: {e}"), None))?;
         Ok(result.into())
     }
+
+    /// The stand-in for a request too large to read (`request_limit`):
+    /// an Invalid Request error naming the limit.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != TOO_LARGE_METHOD {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        Err(too_large_error(request.params.unwrap_or_default()))
+    }
+}
+
+/// The error for a request of `params.bytes` bytes, over the line limit.
+fn too_large_error(params: Json) -> ErrorData {
+    let limit = crate::input::too_large(
+        &format!(
+            "the request ({} bytes)",
+            params["bytes"].as_u64().unwrap_or_default()
+        ),
+        MAX_REQUEST_BYTES as u64,
+        "for one message; it was not read",
+    );
+    let mut message = limit.message().to_string();
+    if params["method"] == "tools/call" {
+        let _ = write!(
+            message,
+            " (a `run` program may have at most {})",
+            crate::input::human_bytes(crate::input::MAX_PROGRAM_BYTES)
+        );
+    }
+    ErrorData::invalid_request(message, Some(params))
 }
 
 /// A result of one text item.

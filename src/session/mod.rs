@@ -96,6 +96,8 @@ pub struct Session {
     returns: returns::ReturnTypes,
     memory: Memory,
     turns: Vec<Turn>,
+    /// Turns dropped by [`Session::forget_turns`] (numbering goes on).
+    forgotten: usize,
     interrupt: Option<Arc<AtomicBool>>,
 }
 
@@ -329,6 +331,21 @@ impl Session {
         &self.turns
     }
 
+    /// Drop the recorded turns (their programs, prints, tool calls and
+    /// values) and keep everything else: definitions, data, tools, `*1
+    /// *2 *3` and `*e`. Later turns go on numbering after them. A host
+    /// that serves one session for a long time and never renders its
+    /// history (`ptc mcp-server`) calls this after each turn, so memory
+    /// does not grow with every program run.
+    pub fn forget_turns(&mut self) {
+        self.forgotten += self.turns.len();
+        self.turns = Vec::new();
+    }
+
+    fn next_turn_number(&self) -> usize {
+        self.forgotten + self.turns.len() + 1
+    }
+
     /// `*1`, `*2`, `*3` for the next turn.
     pub fn history(&self) -> &[Value; 3] {
         &self.history
@@ -386,7 +403,7 @@ impl Session {
         started: Instant,
         check: impl FnOnce(&TurnOutcome) -> std::result::Result<(), TurnError>,
     ) -> &Turn {
-        let number = self.turns.len() + 1;
+        let number = self.next_turn_number();
         let host = SessionHost {
             tools: &self.tools,
             data: &self.data,
@@ -492,7 +509,7 @@ impl Session {
     /// reply that held no program). Nothing else changes.
     pub fn record_failed_turn(&mut self, program: &str, error: TurnError) -> &Turn {
         let turn = Turn {
-            number: self.turns.len() + 1,
+            number: self.next_turn_number(),
             program: program.to_string(),
             outcome: TurnOutcome::Error { error },
             success: false,

@@ -1,0 +1,198 @@
+//! `ptc mcp-server` at its edges (issue 40), driven by raw JSON-RPC over
+//! its stdio: memory does not grow with the programs run, a program over
+//! the 4 MiB limit is refused, a request over the 16 MiB line limit gets
+//! an error response (and the server goes on); and on the client side a
+//! server whose working directory is missing is reported as such.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+use crate::util::text;
+
+struct Server {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .arg("mcp-server")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Server {
+            child,
+            input,
+            output,
+        };
+        server.send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}}));
+        server.answer(&json!(0));
+        server.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &Json) {
+        self.send_line(&message.to_string());
+    }
+
+    fn send_line(&mut self, line: &str) {
+        self.input.write_all(line.as_bytes()).unwrap();
+        self.input.write_all(b"\n").unwrap();
+        self.input.flush().unwrap();
+    }
+
+    /// The next message with `id`.
+    fn answer(&mut self, id: &Json) -> Json {
+        loop {
+            let mut line = String::new();
+            let n = self.output.read_line(&mut line).unwrap();
+            assert!(n > 0, "the server closed its output waiting for {id}");
+            let message: Json = serde_json::from_str(&line).unwrap();
+            if &message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// `run` with `program` as request `id`.
+    fn run(&mut self, id: u64, program: &str) -> Json {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"program": program}}}));
+        self.answer(&json!(id))
+    }
+
+    /// The server's peak resident memory so far, in KiB.
+    fn peak_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn text_of(answer: &Json) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[test]
+fn programs_run_are_not_kept() {
+    let mut server = Server::start();
+    // Each call sends 0.9 MB of program; the session keeps what programs
+    // define, not their text.
+    let program = format!("(count \"{}\")", "x".repeat(900_000));
+    for id in 1..=20 {
+        assert_eq!(text_of(&server.run(id, &program)), "900000");
+    }
+    let warm = server.peak_kib();
+    for id in 21..=120 {
+        assert_eq!(text_of(&server.run(id, &program)), "900000");
+    }
+    let peak = server.peak_kib();
+    // 100 more programs of 0.9 MB: 90 MB if they were kept.
+    assert!(peak < warm + 30_000, "{warm} KiB -> {peak} KiB");
+    // Definitions do persist, and `*1` still works.
+    server.run(200, "(def kept 41)");
+    assert_eq!(text_of(&server.run(201, "(inc kept)")), "42");
+    assert_eq!(text_of(&server.run(202, "*1")), "42");
+}
+
+#[test]
+fn a_program_over_the_limit_is_refused_and_the_server_goes_on() {
+    let mut server = Server::start();
+    let program = format!("(count \"{}\")", "x".repeat(5_000_000));
+    let answer = server.run(1, &program);
+    assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(
+        text_of(&answer),
+        "error: the program is larger than the limit of 4194304 bytes (4 MiB) for program text \
+         (input-limit-exceeded)"
+    );
+    assert_eq!(text_of(&server.run(2, "(+ 1 2)")), "3");
+}
+
+#[test]
+fn a_request_over_the_line_limit_gets_an_error_response() {
+    let mut server = Server::start();
+    // 40 MB of program: the request is never read, but answered.
+    let program = format!("(count \"{}\")", "x".repeat(40_000_000));
+    let started = Instant::now();
+    let answer = server.run(7, &program);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("the request (400001")
+            && message.ends_with(
+                "bytes) is larger than the limit of 16777216 bytes (16 MiB) for one message; it \
+                 was not read (a `run` program may have at most 4 MiB)"
+            ),
+        "{message}"
+    );
+    // The id may come last and be a string; a notification that long
+    // gets nothing, and the server still answers.
+    let padding = "p".repeat(17 << 20);
+    server.send_line(&format!(
+        r#"{{"jsonrpc": "2.0", "method": "tools/call", "params": {{"name": "run", "arguments": {{"program": "{padding}"}}}}, "id": "late"}}"#
+    ));
+    let answer = server.answer(&json!("late"));
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    server.send_line(&format!(
+        r#"{{"jsonrpc": "2.0", "method": "notifications/progress", "params": {{"x": "{padding}"}}}}"#
+    ));
+    assert_eq!(text_of(&server.run(8, "(* 6 7)")), "42");
+}
+
+#[test]
+fn a_missing_working_directory_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    for (cwd, what) in [(&missing, "does not exist"), (&file, "is not a directory")] {
+        let manifest = dir.path().join("tools.json");
+        std::fs::write(
+            &manifest,
+            json!({"mcp_servers": {"srv": {"command": "python3", "cwd": cwd}}}).to_string(),
+        )
+        .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .args(["eval", "--tools", manifest.to_str().unwrap(), "1"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!(
+                "MCP server `srv` could not start `python3`: its working directory `{}` {what}",
+                cwd.display()
+            )),
+            "{stderr}"
+        );
+    }
+}
