@@ -21,6 +21,7 @@ mod history_cli;
 mod history_config;
 mod history_export;
 mod history_props;
+mod host_archive;
 mod host_http;
 mod host_inputs;
 mod host_mcp;

@@ -52,8 +52,9 @@ pub struct BudgetArgs {
     /// under DIR/SESSION_ID/ or s3://BUCKET/PREFIX/SESSION_ID/
     #[arg(long, value_name = "DIR|s3://BUCKET/PREFIX")]
     pub archive: Option<String>,
-    /// The session id events and archives are filed under [default: time and process id]
-    #[arg(long, value_name = "ID")]
+    /// The session id events and archives are filed under: ASCII letters,
+    /// digits, `.`, `_` and `-` [default: time and process id]
+    #[arg(long, value_name = "ID", value_parser = session_id)]
     pub session_id: Option<String>,
     /// Export events and archives without redacting secrets (warned about)
     #[arg(long)]
@@ -125,4 +126,9 @@ impl BudgetArgs {
             .clone()
             .unwrap_or_else(ptc_lisp::history::trace::new_session_id)
     }
+}
+
+/// `--session-id`, checked as the archive needs it.
+fn session_id(id: &str) -> Result<String, String> {
+    ptc_lisp::history::archive::validate_session_id(id).map(|()| id.to_string())
 }

@@ -16,6 +16,67 @@ use super::message::Message;
 use super::redact::Redactor;
 use super::trace::Sink;
 
+/// The longest session id accepted.
+pub const MAX_SESSION_ID_CHARS: usize = 128;
+
+/// Check that `id` can name a session's folder of an archive: 1 to
+/// [`MAX_SESSION_ID_CHARS`] ASCII letters, digits, `.`, `_` and `-`, not
+/// starting with `.` (so never `.`, `..` or a hidden name). Anything else
+/// (`../..`, a slash, a space) could file the archive outside its
+/// directory or prefix, and is refused wherever the id comes from: the
+/// `--session-id` flag, [`Recorder::from_config`](super::recorder::Recorder::from_config),
+/// and the stores themselves ([`check_key`]).
+///
+/// ```
+/// use ptc_lisp::history::archive::validate_session_id;
+///
+/// assert!(validate_session_id("run-2024.06_1").is_ok());
+/// assert_eq!(
+///     validate_session_id("../..").unwrap_err(),
+///     "invalid session id `../..`: use 1 to 128 ASCII letters, digits, `.`, `_` and `-`, not starting with `.`"
+/// );
+/// ```
+pub fn validate_session_id(id: &str) -> Result<(), String> {
+    let valid = !id.is_empty()
+        && id.len() <= MAX_SESSION_ID_CHARS
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if valid {
+        return Ok(());
+    }
+    let shown: String = id.chars().take(MAX_SESSION_ID_CHARS).collect();
+    let shown = crate::terminal::escape_controls(&shown);
+    let cut = if id.chars().count() > MAX_SESSION_ID_CHARS {
+        "…"
+    } else {
+        ""
+    };
+    Err(format!(
+        "invalid session id `{shown}{cut}`: use 1 to {MAX_SESSION_ID_CHARS} ASCII letters, digits, `.`, `_` and `-`, not starting with `.`"
+    ))
+}
+
+/// Check that an archive `key` stays inside its store: relative, with no
+/// empty, `.` or `..` part. Every store checks the keys it is given, so
+/// an archive of a bad session id made through the library cannot write
+/// elsewhere either.
+pub fn check_key(key: &str) -> Result<(), String> {
+    let escapes = key.starts_with('/')
+        || key.contains('\\')
+        || key
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..");
+    if escapes {
+        return Err(format!(
+            "the archive key `{}` would leave the archive (is the session id valid?)",
+            crate::terminal::escape_controls(key)
+        ));
+    }
+    Ok(())
+}
+
 /// Where archived files go.
 pub trait Store: Send {
     /// `fs` or `s3`: the `storage_adapter` of `compact.archival` events.
@@ -48,6 +109,7 @@ impl DirStore {
     }
 
     fn path_of(&self, key: &str) -> Result<PathBuf, String> {
+        check_key(key)?;
         let path = self.root.join(key);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
@@ -112,6 +174,7 @@ impl Store for DirStore {
     }
 
     fn exists(&mut self, key: &str) -> Result<bool, String> {
+        check_key(key)?;
         let path = self.root.join(key);
         path.try_exists()
             .map_err(|e| format!("cannot look for `{}`: {e}", path.display()))

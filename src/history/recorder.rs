@@ -42,9 +42,12 @@ pub fn archive_store(target: &str, config: &Config) -> Result<Box<dyn Store>, St
 
 impl Recorder {
     /// Set up the exports `config` asks for, for `session_id`. Problems
-    /// opening a sink are returned; the caller decides whether they are
-    /// fatal (the CLI says so and stops before running anything).
+    /// opening a sink are returned, and so is a session id that could not
+    /// name a folder ([`validate_session_id`](super::archive::validate_session_id));
+    /// the caller decides whether they are fatal (the CLI says so and
+    /// stops before running anything).
     pub fn from_config(config: &Config, session_id: &str) -> Result<Recorder, String> {
+        super::archive::validate_session_id(session_id)?;
         let mut tracer = Tracer::new(session_id).with_redaction(config.redactor()?);
         if let Some(path) = &config.events.file {
             let sink = JsonlSink::open(path)

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use rusty_s3::{Bucket, Credentials, S3Action, UrlStyle};
 
-use super::archive::Store;
+use super::archive::{check_key, Store};
 
 /// The most bytes of an object read back (the session's `events.jsonl`,
 /// which is appended to), as received and after decompression.
@@ -102,16 +102,19 @@ impl S3Store {
         })
     }
 
-    fn object_key(&self, key: &str) -> String {
-        if self.location.prefix.is_empty() {
+    /// The object's key under the prefix; a key that would leave the
+    /// prefix is refused ([`check_key`]).
+    fn object_key(&self, key: &str) -> Result<String, String> {
+        check_key(key)?;
+        Ok(if self.location.prefix.is_empty() {
             key.to_string()
         } else {
             format!("{}/{key}", self.location.prefix)
-        }
+        })
     }
 
     fn put_object(&self, key: &str, bytes: &[u8]) -> Result<String, String> {
-        let object = self.object_key(key);
+        let object = self.object_key(key)?;
         let url = self
             .bucket
             .put_object(self.credentials.as_ref(), &object)
@@ -150,7 +153,7 @@ impl S3Store {
 
     /// GET an object: its status and, for 200, its bytes.
     fn read(&self, key: &str) -> Result<(u16, Vec<u8>), String> {
-        let object = self.object_key(key);
+        let object = self.object_key(key)?;
         let url = self
             .bucket
             .get_object(self.credentials.as_ref(), &object)
@@ -190,7 +193,7 @@ impl S3Store {
         format!(
             "cannot read s3://{}/{}: {why}",
             self.location.bucket,
-            self.object_key(key)
+            self.object_key(key).unwrap_or_else(|_| key.to_string())
         )
     }
 
@@ -242,7 +245,7 @@ impl Store for S3Store {
     /// A HEAD request; 403 (no permission to list or read) counts as
     /// absent, as nothing better is known.
     fn exists(&mut self, key: &str) -> Result<bool, String> {
-        let object = self.object_key(key);
+        let object = self.object_key(key)?;
         let url = self
             .bucket
             .head_object(self.credentials.as_ref(), &object)
