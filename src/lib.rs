@@ -120,6 +120,7 @@ pub mod history;
 pub mod input;
 pub mod mcp;
 mod meter;
+pub mod process;
 pub mod reader;
 pub mod repl;
 pub mod session;

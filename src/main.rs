@@ -161,7 +161,15 @@ struct RunArgs {
 static ALLOC: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
 
 fn main() -> ExitCode {
+    // `ptc` started again as the guard of its tools (`cli/child_guard.rs`).
+    #[cfg(unix)]
+    if let Some(code) = cli::child_guard::run_if_asked() {
+        return code;
+    }
     ptc_lisp::heap::count_with(|| ALLOC.allocated());
+    // Tools and MCP servers die with `ptc`, however it ends.
+    #[cfg(unix)]
+    cli::child_guard::install();
     let invocation = match cli::quick_parse::eval_or_run(std::env::args_os()) {
         Some(command) => Invocation::Command(command),
         None => Invocation::from(parse_command_line()),
@@ -211,8 +219,8 @@ impl From<Cli> for Invocation {
 }
 
 fn run_command(invocation: Invocation) -> ExitCode {
-    // SIGINT and SIGTERM kill the running tools' process groups before
-    // `ptc` exits. The interactive REPL keeps Ctrl-C for stopping an
+    // SIGINT, SIGTERM, SIGHUP and SIGQUIT kill the running tools' process
+    // groups (and MCP servers) before `ptc` exits. The interactive REPL keeps Ctrl-C for stopping an
     // evaluation (its own handler) and the agent writes the transcript
     // line of the interrupted turn first (`agent_command`).
     let command = match invocation {
@@ -223,8 +231,7 @@ fn run_command(invocation: Invocation) -> ExitCode {
         Command::Agent(_)
         | Command::Compact(_)
         | Command::Config(_)
-        | Command::Completions { .. }
-        | Command::Prompt(_) => {}
+        | Command::Completions { .. } => {}
         Command::Eval(EvalCommand { run, .. }) | Command::Run(RunCommand { run, .. })
             if run.tools.is_none() && run.mcp.servers.is_empty() =>
         {
@@ -232,8 +239,9 @@ fn run_command(invocation: Invocation) -> ExitCode {
             // and needs no thread (a start costs about 0.2 ms less).
             signals::exit_on(signals::INT_TERM);
         }
-        Command::Eval(_) | Command::Run(_) | Command::McpServer(_) => {
-            signals::on_signal(signals::INT_TERM, |_| {});
+        Command::Eval(_) | Command::Run(_) | Command::McpServer(_) | Command::Prompt(_) => {
+            // `prompt` starts the MCP servers it lists the tools of.
+            signals::on_signal(signals::STOP, |_| {});
         }
     }
     match command {
@@ -311,9 +319,9 @@ fn repl_command(args: ReplArgs) -> ExitCode {
     // At a terminal the REPL keeps Ctrl-C for stopping an evaluation (its
     // own handler); piped, SIGINT ends it as SIGTERM does.
     let signals = if std::io::stdin().is_terminal() {
-        signals::TERM
+        signals::STOP_BUT_INT
     } else {
-        signals::INT_TERM
+        signals::STOP
     };
     signals::on_signal(signals, |_| {});
     let mut args = args;
@@ -967,7 +975,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         // exiting; a turn still waiting for the model after a second
         // gets a transcript line of what was sent.
         let (signal, transcript) = (signal.clone(), transcript.clone());
-        signals::on_signal(signals::INT_TERM, move |number| {
+        signals::on_signal(signals::STOP, move |number| {
             signal.store(number, std::sync::atomic::Ordering::SeqCst);
             interrupt.store(true, std::sync::atomic::Ordering::SeqCst);
             std::thread::sleep(Duration::from_secs(1));
@@ -1336,13 +1344,27 @@ mod signals {
     use std::sync::Mutex;
 
     #[cfg(unix)]
-    pub const INT_TERM: &[i32] = &[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+    /// The signals that end a command with no process of its own to
+    /// clean up: it exits from the handler.
     #[cfg(unix)]
-    pub const TERM: &[i32] = &[signal_hook::consts::SIGTERM];
+    pub const INT_TERM: &[i32] = &[SIGINT, SIGTERM];
+    /// The signals that end a command that may have started tools or MCP
+    /// servers: they are killed first (a hang-up and Ctrl-\ too, which
+    /// would leave them running).
+    #[cfg(unix)]
+    pub const STOP: &[i32] = &[SIGINT, SIGTERM, SIGHUP, SIGQUIT];
+    /// [`STOP`] but SIGINT, which the interactive REPL keeps for stopping
+    /// an evaluation.
+    #[cfg(unix)]
+    pub const STOP_BUT_INT: &[i32] = &[SIGTERM, SIGHUP, SIGQUIT];
     #[cfg(not(unix))]
     pub const INT_TERM: &[i32] = &[];
     #[cfg(not(unix))]
-    pub const TERM: &[i32] = &[];
+    pub const STOP: &[i32] = &[];
+    #[cfg(not(unix))]
+    pub const STOP_BUT_INT: &[i32] = &[];
 
     /// Taken (and never given back) by the thread that ends the process,
     /// so two threads never exit at once.
@@ -1356,7 +1378,7 @@ mod signals {
     }
 
     /// The exit code for death by `signal` (130 for SIGINT, 143 for
-    /// SIGTERM).
+    /// SIGTERM, 129 for SIGHUP, 131 for SIGQUIT).
     pub fn exit_code(signal: i32) -> i32 {
         128 + signal
     }

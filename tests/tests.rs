@@ -26,6 +26,7 @@ mod host_http;
 mod host_inputs;
 mod host_mcp;
 mod host_output;
+mod host_signals;
 mod limits;
 mod limits_bombs;
 mod limits_host;

@@ -500,6 +500,7 @@ impl CommandTool {
             Some(d) if d < own_deadline => (d, true),
             _ => (own_deadline, false),
         };
+        crate::process::starting();
         let child = command
             .spawn()
             .map_err(|e| format!("Tool `{name}` could not start `{program}`: {e}"))?;
@@ -694,6 +695,7 @@ impl LiveChild {
             kill(&mut child);
         } else {
             ids.push(child.id());
+            crate::process::started(child.id());
         }
         LiveChild(child)
     }
@@ -716,8 +718,9 @@ impl Drop for LiveChild {
 fn try_reap(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
     let mut live = live();
     let status = child.try_wait()?;
-    if status.is_some() {
+    if status.is_some() && live.contains(&child.id()) {
         live.retain(|&id| id != child.id());
+        crate::process::ended(child.id());
     }
     Ok(status)
 }
@@ -751,7 +754,10 @@ fn kill(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
-    live.retain(|&id| id != child.id());
+    if live.contains(&child.id()) {
+        live.retain(|&id| id != child.id());
+        crate::process::ended(child.id());
+    }
 }
 
 fn describe_exit(status: ExitStatus) -> String {

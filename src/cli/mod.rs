@@ -4,6 +4,8 @@
 //! does the work.
 
 pub mod budget;
+#[cfg(unix)]
+pub mod child_guard;
 pub mod compact;
 pub mod config;
 pub mod json_report;

@@ -75,6 +75,7 @@ impl ServerProcess {
         command.process_group(0);
         // Spawning registers the child with the runtime's reactor.
         let _guard = runtime.enter();
+        crate::process::starting();
         let mut child = command.spawn()?;
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(mut stderr_pipe)) =

@@ -341,6 +341,7 @@ impl Connection {
         let pid = process.pid;
         if let Some(pid) = pid {
             lock(&LIVE).push(pid);
+            crate::process::started(pid);
         }
         let client = ClientConfig::new(
             ClientCapabilities::default(),
@@ -371,6 +372,7 @@ impl Connection {
                 #[cfg(unix)]
                 kill_group(pid);
                 lock(&LIVE).retain(|&p| p != pid);
+                crate::process::ended(pid);
             }
             let _ = process.child.start_kill();
             format!("MCP server `{name}` failed to start: {problem}{notes}")
@@ -516,6 +518,7 @@ impl Connection {
             #[cfg(unix)]
             kill_group(pid);
             lock(&LIVE).retain(|&p| p != pid);
+            crate::process::ended(pid);
         }
         let _ = process.child.start_kill();
         let _ = process.child.try_wait();
