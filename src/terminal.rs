@@ -78,4 +78,19 @@ mod tests {
         assert_eq!(escape_controls("\u{0}\u{7f}"), "\\x00\\x7f");
         assert!(matches!(escape_controls("plain é ✓"), Cow::Borrowed(_)));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn nothing_a_terminal_obeys_is_left_and_safe_text_is_kept(text in "\\PC*|[\\x00-\\x{a0}]{0,40}") {
+            let shown = escape_controls(&text);
+            proptest::prop_assert!(!shown.chars().any(is_unsafe));
+            // Only control characters change: the rest reads the same.
+            let kept: String = text.chars().filter(|&c| !is_unsafe(c)).collect();
+            let unescaped: String = shown.chars().filter(|c| c.is_ascii() || !c.is_control()).collect();
+            proptest::prop_assert!(unescaped.len() >= kept.len());
+            if !text.chars().any(is_unsafe) {
+                proptest::prop_assert_eq!(shown.as_ref(), text.as_str());
+            }
+        }
+    }
 }

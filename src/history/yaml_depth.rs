@@ -263,4 +263,23 @@ mod tests {
         let text = "max_context_tokens: 8000\npolicy:\n  trigger_pct: 0.8\n  roles_never_prune: [system, developer]\nredaction:\n  patterns:\n    - '(?i)secret-[a-z0-9]{8}'\n    - \"[[:alpha:]]+\"\n";
         assert_eq!(too_deep(text, 6), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_scanned_without_panic(text in "[ a-z:#'\"|>&!,\\[\\]{}\\n-]{0,400}") {
+            let _ = too_deep(&text, 4);
+        }
+
+        #[test]
+        fn flow_nesting_is_found_exactly_past_the_limit(
+            depth in 1usize..80,
+            max in 2usize..40,
+            open in "[\\[{]",
+        ) {
+            let close = if open == "[" { "]" } else { "}" };
+            let text = format!("key: {}{}\n", open.repeat(depth), close.repeat(depth));
+            // The key's mapping is one level, each bracket one more.
+            proptest::prop_assert_eq!(too_deep(&text, max).is_some(), depth + 1 > max);
+        }
+    }
 }

@@ -326,4 +326,50 @@ mod tests {
         assert_eq!(filtered(line.as_bytes(), line.len()), line);
         assert!(filtered(line.as_bytes(), line.len() - 1).len() > line.len());
     }
+
+    /// `input` read through the filter in reads of `chunk` bytes.
+    fn filtered_in(input: &[u8], max: usize, chunk: usize) -> Vec<u8> {
+        use tokio::io::AsyncReadExt;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut reader = OversizedRequests::new(input, max);
+            let mut out = Vec::new();
+            let mut buf = vec![0u8; chunk];
+            loop {
+                let n = reader.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                out.extend_from_slice(&buf[..n]);
+            }
+            out
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lines_pass_through_whatever_the_reads_and_long_requests_get_a_stand_in(
+            lines in proptest::collection::vec((0u32..1000, "[a-z ,:{}\\[\\]\"]{0,80}"), 0..12),
+            chunk in 1usize..64,
+        ) {
+            let max = 60;
+            let mut input = Vec::new();
+            let mut expected = Vec::new();
+            for (id, filler) in &lines {
+                let line = format!("{{\"method\": \"m\", \"params\": {}, \"id\": {id}}}\n",
+                    serde_json::to_string(filler).unwrap());
+                input.extend_from_slice(line.as_bytes());
+                expected.extend_from_slice(line.as_bytes());
+                if line.len() > max {
+                    let added = serde_json::json!({"jsonrpc": "2.0", "id": id,
+                        "method": TOO_LARGE_METHOD,
+                        "params": {"bytes": line.len(), "method": "m"}});
+                    expected.extend_from_slice(format!("{added}\n").as_bytes());
+                }
+            }
+            proptest::prop_assert_eq!(filtered_in(&input, max, chunk), expected);
+        }
+    }
 }
