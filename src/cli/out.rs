@@ -1,7 +1,7 @@
 //! Everything `ptc` writes on standard output and standard error goes
 //! through here, so that every command treats both streams alike:
 //!
-//! - a command's output on stdout: [`line`] escapes control characters
+//! - a command's output on stdout: [`line()`] escapes control characters
 //!   when stdout is a terminal (a program's `println` output and values
 //!   are untrusted; see `ptc_lisp::terminal`), [`raw_line`] and [`raw`]
 //!   write JSON, shell scripts and help text as they are;

@@ -21,7 +21,7 @@
 mod child;
 pub mod client;
 pub mod convert;
-pub mod request_limit;
+mod request_limit;
 pub mod schema;
 pub mod server;
 
