@@ -138,43 +138,42 @@ fn dev_full() -> Stdio {
     )
 }
 
-#[test]
-fn every_command_ends_quietly_when_stdout_is_a_closed_pipe() {
+/// Run every printing command with `stdout`; `check` gets its name, exit
+/// code and stderr.
+fn each_command(stdout: fn() -> Stdio, check: impl Fn(&str, Option<i32>, &str)) {
     let dir = tempfile::tempdir().unwrap();
     for (name, args, stdin) in printing_commands(dir.path()) {
         let out = run_with(
             dir.path(),
             &args,
             stdin.as_deref(),
-            closed_pipe(),
+            stdout(),
             Stdio::piped(),
         );
         let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-        assert!(!stderr.contains("cannot write"), "{name}: {stderr}");
+        check(name, out.status.code(), &stderr);
     }
 }
 
 #[test]
+fn every_command_ends_quietly_when_stdout_is_a_closed_pipe() {
+    each_command(closed_pipe, |name, code, stderr| {
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        assert!(!stderr.contains("cannot write"), "{name}: {stderr}");
+    });
+}
+
+#[test]
 fn a_failed_write_of_the_output_is_an_error_with_status_2() {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, args, stdin) in printing_commands(dir.path()) {
-        let out = run_with(
-            dir.path(),
-            &args,
-            stdin.as_deref(),
-            dev_full(),
-            Stdio::piped(),
-        );
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+    each_command(dev_full, |name, code, stderr| {
+        assert_eq!(code, Some(2), "{name}: {stderr}");
         assert!(
             stderr.contains("error: cannot write to standard output: No space left on device"),
             "{name}: {stderr}"
         );
-        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
-    }
+    });
+    let dir = tempfile::tempdir().unwrap();
     // The smallest case of issue 40.
     let out = run_with(
         dir.path(),
@@ -303,45 +302,28 @@ fn the_agents_progress_escapes_control_characters() {
     assert_eq!(report["result"], "\u{1b}[31mdone");
 }
 
+/// `ptc eval program` with both streams piped.
+fn eval_piped(dir: &Path, program: &str) -> Output {
+    let args = ["eval".to_string(), program.to_string()];
+    run_with(dir, &args, None, Stdio::piped(), Stdio::piped())
+}
+
 #[test]
 fn piped_output_keeps_what_programs_print_and_errors_are_escaped() {
     let dir = tempfile::tempdir().unwrap();
-    let printing = "(println (str \"a\" (char 27) \"[31m\" (char 9) \"b\")) (fliter 1)";
-    let out = run_with(
+    let out = eval_piped(
         dir.path(),
-        &["eval".into(), printing.into()],
-        None,
-        Stdio::piped(),
-        Stdio::piped(),
+        "(println (str \"a\" (char 27) \"[31m\" (char 9) \"b\")) (fail (str (char 27) \"[2J\"))",
     );
-    // Not printed: the program fails to analyze.
     assert_eq!(out.status.code(), Some(1));
-    let printing =
-        "(println (str \"a\" (char 27) \"[31m\" (char 9) \"b\")) (fail (str (char 27) \"[2J\"))";
-    let out = run_with(
-        dir.path(),
-        &["eval".into(), printing.into()],
-        None,
-        Stdio::piped(),
-        Stdio::piped(),
-    );
     assert_eq!(text(&out.stdout), "a\u{1b}[31m\tb\n");
     let stderr = text(&out.stderr);
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+    assert!(stderr.contains(r#"program failed: "\u001b[2J""#), "{stderr:?}");
     // A program's own text, shown under its error, is escaped too.
-    let source = "(+ 1 \"\u{1b}[8m\" \n (fliter odd? [1]))";
-    let out = run_with(
-        dir.path(),
-        &["eval".into(), source.into()],
-        None,
-        Stdio::piped(),
-        Stdio::piped(),
-    );
-    assert!(
-        !text(&out.stderr).contains('\u{1b}'),
-        "{:?}",
-        text(&out.stderr)
-    );
+    let out = eval_piped(dir.path(), "(+ 1 \"\u{1b}[8m\" \n (fliter odd? [1]))");
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
 }
 
 #[cfg(unix)]

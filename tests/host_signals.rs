@@ -15,6 +15,18 @@ fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
     path
 }
 
+/// A shell script `name` in `dir`, made executable.
+fn script(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let path = write(dir, name, content);
+    assert!(Command::new("chmod")
+        .arg("+x")
+        .arg(&path)
+        .status()
+        .unwrap()
+        .success());
+    path
+}
+
 /// Whether process `pid` runs (a zombie, already dead and waiting for a
 /// parent to reap it, does not count).
 fn running(pid: i32) -> bool {
@@ -53,17 +65,11 @@ fn pid_in(dir: &Path, name: &str) -> i32 {
 /// `shell.pid`, starts `sleep 300` in the background (its id in
 /// `sleep.pid`, the same process group) and waits.
 fn slow_tool(dir: &Path) -> PathBuf {
-    let script = write(
+    let script = script(
         dir,
         "slow.sh",
         "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/shell.pid\"\nsleep 300 &\necho $! > \"$(dirname \"$0\")/sleep.pid\"\nwait\necho '{}'\n",
     );
-    assert!(Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap()
-        .success());
     write(
         dir,
         "tools.json",
@@ -103,6 +109,15 @@ fn start(dir: &Path, args: &[&str]) -> Child {
         .unwrap()
 }
 
+/// `ptc eval program` with the tool manifest `tools`, running.
+fn eval_with_tools(dir: &Path, tools: &Path, program: &str) -> Child {
+    let tools = tools.to_str().unwrap();
+    start(
+        dir,
+        &["eval", "--timeout-ms", "300000", "--tools", tools, program],
+    )
+}
+
 fn signal(child: &Child, name: &str) {
     assert!(Command::new("kill")
         .args([&format!("-{name}"), &child.id().to_string()])
@@ -116,17 +131,7 @@ fn sighup_and_sigquit_kill_the_tools_process_groups() {
     for (name, code) in [("HUP", 129), ("QUIT", 131)] {
         let dir = tempfile::tempdir().unwrap();
         let tools = slow_tool(dir.path());
-        let mut ptc = start(
-            dir.path(),
-            &[
-                "eval",
-                "--timeout-ms",
-                "300000",
-                "--tools",
-                tools.to_str().unwrap(),
-                "(tool/slow)",
-            ],
-        );
+        let mut ptc = eval_with_tools(dir.path(), &tools, "(tool/slow)");
         let (shell, sleep) = (
             pid_in(dir.path(), "shell.pid"),
             pid_in(dir.path(), "sleep.pid"),
@@ -150,13 +155,7 @@ fn sighup_and_sigquit_kill_the_tools_process_groups() {
 #[test]
 fn the_guard_ends_with_a_run_that_ends_normally() {
     let dir = tempfile::tempdir().unwrap();
-    let script = write(dir.path(), "t.sh", "#!/bin/sh\necho '{}'\n");
-    assert!(Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap()
-        .success());
+    let script = script(dir.path(), "t.sh", "#!/bin/sh\necho '{}'\n");
     let tools = write(
         dir.path(),
         "tools.json",
@@ -230,17 +229,7 @@ fn kill_9_of_ptc_takes_its_mcp_servers_with_it() {
             "timeout_ms": 300000}}})
         .to_string(),
     );
-    let mut ptc = start(
-        dir.path(),
-        &[
-            "eval",
-            "--timeout-ms",
-            "300000",
-            "--tools",
-            manifest.to_str().unwrap(),
-            "(tool/sleep)",
-        ],
-    );
+    let mut ptc = eval_with_tools(dir.path(), &manifest, "(tool/sleep)");
     let server = pid_in(dir.path(), "server.pid");
     // Well after the server started (the thread that started it is long
     // gone), it still runs.
@@ -259,17 +248,11 @@ fn tools_started_from_a_pmap_branch_live_until_they_answer() {
     // A branch thread ends after its call; its tool must not die with
     // it, and a tool called after it must still start.
     let dir = tempfile::tempdir().unwrap();
-    let script = write(
+    let script = script(
         dir.path(),
         "echo.sh",
         "#!/bin/sh\nread line\nsleep 0.2\nprintf '{\"got\": %s}\\n' \"$line\"\n",
     );
-    assert!(Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap()
-        .success());
     let tools = write(
         dir.path(),
         "tools.json",

@@ -262,23 +262,7 @@ mod tests {
     /// Everything `input` becomes, read through the filter in small
     /// reads.
     fn filtered(input: &[u8], max: usize) -> String {
-        use tokio::io::AsyncReadExt;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let mut reader = OversizedRequests::new(input, max);
-            let mut out = Vec::new();
-            let mut chunk = [0u8; 7];
-            loop {
-                let n = reader.read(&mut chunk).await.unwrap();
-                if n == 0 {
-                    break;
-                }
-                out.extend_from_slice(&chunk[..n]);
-            }
-            String::from_utf8(out).unwrap()
-        })
+        String::from_utf8(filtered_in(input, max, 7)).unwrap()
     }
 
     #[test]
