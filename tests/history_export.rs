@@ -733,7 +733,7 @@ fn non_blocking_http_export() {
     assert_agent_ok(&out);
     let err = text(&out.stderr);
     assert!(
-        trace_lines(&err).is_empty(),
+        trace_lines(&err).is_empty() && !err.contains(&server.url()) && !err.contains("ingest"),
         "a healthy export is silent: {err}"
     );
     let written = read_records(&events);
@@ -807,7 +807,7 @@ fn http_export_to_a_server_that_is_down() {
             .any(|l| l.contains("cannot export events") && l.contains(&format!("{url}/ingest"))),
         "{err}"
     );
-    assert!(lines.len() <= 3, "reported once, not once per event: {err}");
+    assert_eq!(lines.len(), 1, "reported once, not once per event: {err}");
     assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
 }
 
