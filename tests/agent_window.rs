@@ -6,7 +6,7 @@
 //! the run result and `--json`, the warning at 80% of the cap, and the
 //! report in the order things happened.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
@@ -19,30 +19,10 @@ use ptc_lisp::agent::{
 use ptc_lisp::history::{summary_version, Message, Policy, Role, Trim, WindowPolicy};
 use ptc_lisp::session::Session;
 
-use crate::util::text;
-
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
+use crate::util::{text, TempDir};
 
 fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("ptc-window-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    crate::util::temp_dir(&format!("window-{name}"))
 }
 
 /// `turns - 1` replies that define and print, then a return.
@@ -54,19 +34,33 @@ fn replies(turns: usize) -> Vec<String> {
     out
 }
 
-fn ptc_agent(dir: &Path, turns: usize, extra: &[&str]) -> Output {
-    let script = dir.join("replies.json");
-    std::fs::write(&script, serde_json::to_string(&replies(turns)).unwrap()).unwrap();
+/// `ptc ARGS` run in `dir`.
+fn ptc_in(dir: &Path, args: &[String]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(["agent", "--mission", "Add up the steps", "--llm"])
-        .arg(format!("script:{}", script.display()))
-        .args(["--max-turns", &turns.to_string(), "--transcript"])
-        .arg(dir.join("transcript.jsonl"))
-        .args(extra)
+        .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
         .output()
         .expect("ptc runs")
+}
+
+/// `ptc agent` on [`replies`] for `turns` turns, with its transcript in
+/// `dir`.
+fn ptc_agent(dir: &Path, turns: usize, extra: &[&str]) -> Output {
+    let script = dir.join("replies.json");
+    std::fs::write(&script, serde_json::to_string(&replies(turns)).unwrap()).unwrap();
+    let mut args: Vec<String> = ["agent", "--mission", "Add up the steps", "--llm"]
+        .map(String::from)
+        .to_vec();
+    args.push(format!("script:{}", script.display()));
+    args.extend([
+        "--max-turns".into(),
+        turns.to_string(),
+        "--transcript".into(),
+    ]);
+    args.push(dir.join("transcript.jsonl").display().to_string());
+    args.extend(extra.iter().map(|a| a.to_string()));
+    ptc_in(dir, &args)
 }
 
 #[test]
@@ -267,13 +261,9 @@ fn compact_file(dir: &Path, lines: &[Json], extra: &[&str]) -> Output {
     let input = dir.join("in.jsonl");
     let text: Vec<String> = lines.iter().map(Json::to_string).collect();
     std::fs::write(&input, text.join("\n") + "\n").unwrap();
-    Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(["compact", input.to_str().unwrap()])
-        .args(extra)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("ptc runs")
+    let mut args = vec!["compact".to_string(), input.display().to_string()];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    ptc_in(dir, &args)
 }
 
 #[test]

@@ -18,7 +18,7 @@ use serde_json::{json, Value as Json};
 use ptc_lisp::history::trace::{HttpSink, HttpSinkOptions, Sink};
 use ptc_lisp::history::{parse_jsonl, summary_version, Message};
 
-use crate::util::text;
+use crate::util::{text, TempDir};
 
 // --- Fixtures --------------------------------------------------------------
 
@@ -96,30 +96,8 @@ fn assert_same_messages(actual: &[Message], expected: &[Message]) {
     }
 }
 
-/// A fresh directory for one test, removed when the test passes (kept
-/// for a look when it fails).
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
 fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("ptc-export-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    crate::util::temp_dir(&format!("export-{name}"))
 }
 
 /// Run `ptc` in `dir` with extra environment variables; also returns the

@@ -19,7 +19,7 @@ use ptc_lisp::history::{Message, Strategy, Summarizer, SummaryError, SummaryRequ
 use ptc_lisp::tokens::TokenModel;
 
 use crate::providers::{openai_ok, reply, Reply, TestServer};
-use crate::util::text;
+use crate::util::{text, TempDir};
 
 /// A server that accepts every connection and never answers; each
 /// connection is let go after `hold` (so the test process does not keep
@@ -43,28 +43,8 @@ fn silent_server(hold: Duration) -> String {
     base
 }
 
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-}
-
 fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("ptc-summarizer-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    TempDir(dir)
+    crate::util::temp_dir(&format!("summarizer-{name}"))
 }
 
 /// A coding session of 30 turns: enough to compact.

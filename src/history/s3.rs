@@ -452,7 +452,10 @@ mod tests {
         .unwrap();
         let h = ("HOME", home.display().to_string());
         let pair = |k: &str, s: &str| Some((k.to_string(), s.to_string()));
-        assert_eq!(found(&[h.clone()]), Ok(pair("DEFKEY", "defsecret")));
+        assert_eq!(
+            found(std::slice::from_ref(&h)),
+            Ok(pair("DEFKEY", "defsecret"))
+        );
         assert_eq!(
             found(&[h.clone(), ("AWS_PROFILE", "work".into())]),
             Ok(pair("WORKKEY", "worksecret"))
