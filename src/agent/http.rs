@@ -120,15 +120,16 @@ impl JsonClient {
         let max_attempts = self.options.max_attempts.max(1);
         let mut attempt = 1;
         loop {
+            let out_of_time = || {
+                ProviderError::Timeout(format!(
+                    "no complete answer from `{url}` within {} (the request's time limit)",
+                    fmt_duration(limit.unwrap_or_default())
+                ))
+            };
             let timeout = match deadline {
                 Some(d) => match d.checked_duration_since(Instant::now()) {
                     Some(left) if !left.is_zero() => Some(left.min(self.options.timeout)),
-                    _ => {
-                        return Err(ProviderError::Timeout(format!(
-                            "no answer from `{url}` within {}",
-                            fmt_duration(limit.unwrap_or_default())
-                        )))
-                    }
+                    _ => return Err(out_of_time()),
                 },
                 None => None,
             };
@@ -136,6 +137,11 @@ impl JsonClient {
                 Ok(json) => return Ok(json),
                 Err(failure) => failure,
             };
+            if matches!(failure.error, ProviderError::Timeout(_))
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                return Err(out_of_time());
+            }
             if !failure.error.is_retryable() {
                 return Err(failure.error);
             }
