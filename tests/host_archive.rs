@@ -146,6 +146,7 @@ fn the_s3_store_refuses_keys_outside_its_prefix_before_any_request() {
         prefix: "team/runs".into(),
         endpoint: Some(endpoint),
         region: "us-east-1".into(),
+        encryption: Default::default(),
     };
     let mut store = S3Store::new(location.clone()).unwrap();
     for key in ["../../x", "a/../../b", "/abs", "a//b"] {

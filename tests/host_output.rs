@@ -319,7 +319,10 @@ fn piped_output_keeps_what_programs_print_and_errors_are_escaped() {
     assert_eq!(text(&out.stdout), "a\u{1b}[31m\tb\n");
     let stderr = text(&out.stderr);
     assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
-    assert!(stderr.contains(r#"program failed: "\u001b[2J""#), "{stderr:?}");
+    assert!(
+        stderr.contains(r#"program failed: "\u001b[2J""#),
+        "{stderr:?}"
+    );
     // A program's own text, shown under its error, is escaped too.
     let out = eval_piped(dir.path(), "(+ 1 \"\u{1b}[8m\" \n (fliter odd? [1]))");
     let stderr = text(&out.stderr);

@@ -13,13 +13,16 @@
 //! followed: a POST body cannot be replayed safely, and a redirect almost
 //! always means a wrong base URL.
 //!
+//! A call may also have a limit of its own (a request's `timeout`): then
+//! every attempt ends by it and no retry waits past it.
+//!
 //! Bodies are read under [`HttpOptions::max_response_bytes`], counted both
 //! as received and after decompression (a gzip bomb stops at the limit),
 //! and only the first [`ERROR_BODY_BYTES`] of an error answer are read;
 //! the message taken from it is cut to [`ERROR_MESSAGE_CHARS`] characters.
 
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
@@ -135,35 +138,59 @@ impl JsonClient {
     }
 
     /// POST `body` as JSON to `url` with extra `headers`, retrying as the
-    /// module docs describe, and return the parsed JSON answer.
+    /// module docs describe, within `limit` in all when there is one, and
+    /// return the parsed JSON answer.
     pub(crate) fn post_json(
         &self,
         url: &str,
         headers: &[(&str, String)],
         body: &Json,
+        limit: Option<Duration>,
     ) -> Result<Json, ProviderError> {
         let payload = serde_json::to_vec(body)
             .map_err(|e| ProviderError::Config(format!("Could not encode the request: {e}")))?;
+        let deadline = limit.map(|l| Instant::now() + l);
         let max_attempts = self.options.max_attempts.max(1);
         let mut attempt = 1;
         let mut waited = Duration::ZERO;
         loop {
-            let failure = match self.post_once(url, headers, &payload) {
+            let out_of_time = || {
+                ProviderError::Timeout(format!(
+                    "no complete answer from `{url}` within {} (the request's time limit)",
+                    fmt_duration(limit.unwrap_or_default())
+                ))
+            };
+            let timeout = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left.min(self.options.timeout)),
+                    _ => return Err(out_of_time()),
+                },
+                None => None,
+            };
+            let failure = match self.post_once(url, headers, &payload, timeout) {
                 Ok(json) => return Ok(json),
                 Err(failure) => failure,
             };
+            if matches!(failure.error, ProviderError::Timeout(_))
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                return Err(out_of_time());
+            }
             if !failure.error.is_retryable() {
                 return Err(failure.error);
             }
-            if attempt >= max_attempts {
-                return Err(if attempt == 1 {
-                    failure.error
+            let gave_up = |error: ProviderError| {
+                if attempt == 1 {
+                    error
                 } else {
                     ProviderError::RetriesExhausted {
                         attempts: attempt,
-                        last: Box::new(failure.error),
+                        last: Box::new(error),
                     }
-                });
+                }
+            };
+            if attempt >= max_attempts {
+                return Err(gave_up(failure.error));
             }
             let wait = match self
                 .options
@@ -172,6 +199,9 @@ impl JsonClient {
                 Ok(wait) => wait,
                 Err(asked) => return Err(self.too_long_to_wait(failure.error, asked, waited)),
             };
+            if deadline.is_some_and(|d| Instant::now() + wait >= d) {
+                return Err(gave_up(failure.error));
+            }
             std::thread::sleep(wait);
             waited += wait;
             attempt += 1;
@@ -208,22 +238,28 @@ impl JsonClient {
         }
     }
 
+    /// One attempt; `timeout`, when given, replaces the client's own
+    /// limit of the whole exchange.
     fn post_once(
         &self,
         url: &str,
         headers: &[(&str, String)],
         payload: &[u8],
+        timeout: Option<Duration>,
     ) -> Result<Json, Failure> {
         let mut request = self
             .agent
             .post(url)
             .header("content-type", "application/json");
+        if let Some(timeout) = timeout {
+            request = request.config().timeout_global(Some(timeout)).build();
+        }
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
         }
         let mut response = request
             .send(payload)
-            .map_err(|e| transport_error(e, url, &self.options))?;
+            .map_err(|e| transport_error(e, url, &self.options, timeout))?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -240,6 +276,7 @@ impl JsonClient {
             (200..=299).contains(&status),
             url,
             &self.options,
+            timeout,
         )?;
         match status {
             200..=299 => serde_json::from_str(&text).map_err(|e| {
@@ -276,6 +313,7 @@ fn read_body(
     success: bool,
     url: &str,
     options: &HttpOptions,
+    timeout: Option<Duration>,
 ) -> Result<String, Failure> {
     let limit = options.max_response_bytes;
     let reader = body.with_config().limit(limit).reader();
@@ -287,7 +325,9 @@ fn read_body(
             "for an answer's body (`max_response_bytes`)",
         )
         .map_err(|e| match e {
-            crate::input::InputError::Io(e) => transport_error(ureq::Error::from(e), url, options),
+            crate::input::InputError::Io(e) => {
+                transport_error(ureq::Error::from(e), url, options, timeout)
+            }
             crate::input::InputError::TooLarge(e) => {
                 ProviderError::Malformed(e.message().to_string()).into()
             }
@@ -300,7 +340,7 @@ fn read_body(
         reader
             .take(ERROR_BODY_BYTES)
             .read_to_end(&mut bytes)
-            .map_err(|e| transport_error(ureq::Error::from(e), url, options))?;
+            .map_err(|e| transport_error(ureq::Error::from(e), url, options, timeout))?;
         bytes
     };
     Ok(match String::from_utf8(bytes) {
@@ -340,7 +380,12 @@ pub(crate) fn api_error_message(body: &str) -> String {
     }
 }
 
-fn transport_error(error: ureq::Error, url: &str, options: &HttpOptions) -> Failure {
+fn transport_error(
+    error: ureq::Error,
+    url: &str,
+    options: &HttpOptions,
+    timeout: Option<Duration>,
+) -> Failure {
     let error = match error {
         ureq::Error::Timeout(ureq::Timeout::Connect) => ProviderError::Timeout(format!(
             "no connection to `{url}` within {}",
@@ -348,7 +393,7 @@ fn transport_error(error: ureq::Error, url: &str, options: &HttpOptions) -> Fail
         )),
         ureq::Error::Timeout(_) => ProviderError::Timeout(format!(
             "no complete answer from `{url}` within {}",
-            fmt_duration(options.timeout)
+            fmt_duration(timeout.unwrap_or(options.timeout))
         )),
         ureq::Error::Io(e)
             if matches!(
