@@ -35,6 +35,7 @@ from ._native import (
     extract_program as extract_program,
     load_config as load_config,
 )
+from ._types import Message as Message, SummaryRequest as SummaryRequest
 
 __all__ = [
     "Breakdown",
@@ -45,11 +46,13 @@ __all__ = [
     "EvalError",
     "Keyword",
     "LimitError",
+    "Message",
     "Opaque",
     "ParseError",
     "PtcError",
     "Session",
     "SummaryRefused",
+    "SummaryRequest",
     "Tool",
     "ToolCall",
     "Turn",

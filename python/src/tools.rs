@@ -36,6 +36,33 @@ use crate::convert::{from_py, to_py, Options};
 /// How often a waiting call looks at the program's interrupt flag.
 const POLL: Duration = Duration::from_millis(20);
 
+/// How long each side of a call polls for the other before it sleeps: a
+/// thread woken from sleep costs 5-20 us, a poll that sees the answer
+/// well under one, and programs often call tools in a loop. Both sides
+/// spin only while the other is working on this session's calls.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// The next message of `rx` if one comes within `SPIN` (spinning, then
+/// yielding the core to other threads), else `None`.
+fn spin_recv<T>(rx: &Receiver<T>) -> Option<Result<T, mpsc::TryRecvError>> {
+    let start = Instant::now();
+    let mut spins = 0u32;
+    loop {
+        match rx.try_recv() {
+            Err(mpsc::TryRecvError::Empty) => {}
+            other => return Some(other),
+        }
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else if start.elapsed() > SPIN {
+            return None;
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
 /// Set by the `atexit` hook: no new workers from then on.
 static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
 /// Worker threads that have not yet left the interpreter.
@@ -114,7 +141,13 @@ fn worker_loop(py: Python<'_>, mut inbox: Receiver<Msg>, ident: &AtomicU64) {
     }
     loop {
         // The receiver moves into the wait and back (it is not `Sync`).
-        let (msg, back) = py.detach(move || (inbox.recv(), inbox));
+        let (msg, back) = py.detach(move || {
+            let msg = match spin_recv(&inbox) {
+                Some(m) => m.map_err(|_| mpsc::RecvError),
+                None => inbox.recv(),
+            };
+            (msg, inbox)
+        });
         inbox = back;
         match msg {
             Ok(Msg::Call(job)) => job(py),
@@ -183,6 +216,11 @@ pub(crate) fn handler(
             let _ = reply.send(result);
         });
         let (worker, ident) = runner.submit(job)?;
+        match spin_recv(&answer) {
+            Some(Ok(result)) => return result,
+            Some(Err(_)) => return Err("the tool's thread ended without an answer".into()),
+            None => {}
+        }
         loop {
             let wait = context.remaining().map_or(POLL, |r| r.min(POLL));
             match answer.recv_timeout(wait) {
