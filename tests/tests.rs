@@ -27,6 +27,7 @@ mod limits_host;
 mod mcp;
 mod properties;
 mod providers;
+mod python;
 mod reader_props;
 mod redaction;
 mod regressions;

@@ -22,3 +22,12 @@ def ptc_bin() -> str:
     if path is None:
         pytest.fail("PTC_BIN is not set (run the suite through `cargo test --test tests python::`)")
     return path
+
+
+# Under CI the examples drawn are the same on every run (as the Rust
+# property tests' fixed seed), and no example database is written.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
