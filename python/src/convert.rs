@@ -192,7 +192,7 @@ impl<'py> ToPy<'py> {
             Value::Set(set) => {
                 let mut out = Vec::with_capacity(set.len());
                 for item in set.iter() {
-                    out.push(self.value(&item, depth + 1, true)?);
+                    out.push(self.value(item, depth + 1, true)?);
                 }
                 if hashable {
                     PyFrozenSet::new(py, out)?.into_any()
