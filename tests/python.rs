@@ -56,6 +56,16 @@ fn installed() -> &'static Result<PathBuf, String> {
         if !build.status.success() {
             return Err(show("maturin develop", &build));
         }
+        // The extension links the library this test run compiled; a second
+        // compile means the two builds' features of shared dependencies
+        // drifted apart (python/Cargo.toml mirrors the test build's), which
+        // costs CI minutes.
+        let log = String::from_utf8_lossy(&build.stderr);
+        if log.contains("Compiling ptc-lisp v") {
+            return Err(format!(
+                "maturin compiled the library again instead of reusing the test build's; align the features in python/Cargo.toml with `cargo tree -e features`\n{log}"
+            ));
+        }
         Ok(venv)
     })
 }
