@@ -116,9 +116,16 @@ class Tool:
     name: str
     signature: str
     doc: str
+    inline: bool
     func: Callable[..., Any]
     def __init__(
-        self, name: str, signature: str, func: Callable[..., Any], doc: str = ""
+        self,
+        name: str,
+        signature: str,
+        func: Callable[..., Any],
+        doc: str = "",
+        *,
+        inline: bool = False,
     ) -> None: ...
 
 class ToolCall:
@@ -225,7 +232,13 @@ class Session:
         """Bind each key of ``data`` as ``data/KEY`` (a key set before is
         replaced, others stay)."""
     def register_tool(
-        self, name: str, signature: str, func: Callable[..., Any], doc: str = ""
+        self,
+        name: str,
+        signature: str,
+        func: Callable[..., Any],
+        doc: str = "",
+        *,
+        inline: bool = False,
     ) -> None:
         """Register ``func`` as ``tool/NAME``.
 
@@ -246,6 +259,12 @@ class Session:
         call blocked in C, such as ``time.sleep`` or a socket read, sees
         it when that call returns), whatever it returns is discarded, and
         the session's next tool call starts a new thread.
+
+        ``inline=True`` calls ``func`` on the program's own thread instead:
+        no hand-over between threads (the cheapest call, for small fast
+        functions), but a call that blocks cannot be cut short; the
+        deadline is checked when it returns, and a late return still ends
+        the turn with the ``timeout`` error.
         """
     def eval(self, source: str) -> Turn:
         """Run ``source`` as the next turn. Errors of the program are in

@@ -45,18 +45,23 @@ pub(crate) struct Tool {
     signature: String,
     #[pyo3(get)]
     doc: String,
+    /// Called on the program's thread instead of the session's tool
+    /// thread.
+    #[pyo3(get)]
+    inline: bool,
     func: Arc<Py<PyAny>>,
 }
 
 #[pymethods]
 impl Tool {
     #[new]
-    #[pyo3(signature = (name, signature, func, doc = ""))]
-    fn new(name: String, signature: String, func: Py<PyAny>, doc: &str) -> Self {
+    #[pyo3(signature = (name, signature, func, doc = "", *, inline = false))]
+    fn new(name: String, signature: String, func: Py<PyAny>, doc: &str, inline: bool) -> Self {
         Tool {
             name,
             signature,
             doc: doc.to_string(),
+            inline,
             func: Arc::new(func),
         }
     }
@@ -115,7 +120,12 @@ impl Session {
     }
 
     fn add_tool(&self, py: Python<'_>, tool: &Tool) -> PyResult<()> {
-        let handler = handler(self.runner.clone(), tool.func.clone(), self.options);
+        let handler = handler(
+            self.runner.clone(),
+            tool.func.clone(),
+            self.options,
+            tool.inline,
+        );
         let built = LispTool::new(&tool.name, &tool.signature, &tool.doc, handler)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         self.with_session(py, |state| {
@@ -241,7 +251,7 @@ impl Session {
     }
 
     /// Register `func` as `tool/NAME` with a PTC-Lisp signature.
-    #[pyo3(signature = (name, signature, func, doc = ""))]
+    #[pyo3(signature = (name, signature, func, doc = "", *, inline = false))]
     fn register_tool(
         &self,
         py: Python<'_>,
@@ -249,8 +259,9 @@ impl Session {
         signature: String,
         func: Py<PyAny>,
         doc: &str,
+        inline: bool,
     ) -> PyResult<()> {
-        let tool = Tool::new(name, signature, func, doc);
+        let tool = Tool::new(name, signature, func, doc, inline);
         self.add_tool(py, &tool)
     }
 

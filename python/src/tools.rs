@@ -195,13 +195,20 @@ impl ToolRunner {
 }
 
 /// The handler of a Python tool: `func` called with keyword arguments
-/// (see `call`), on the session's worker, within the program's deadline.
+/// (see `call`), on the session's worker, within the program's deadline;
+/// or, `inline`, on the program's own thread (no hand-over, but a call
+/// that blocks cannot be cut short: the deadline is checked when it
+/// returns).
 pub(crate) fn handler(
     runner: Arc<ToolRunner>,
     func: Arc<Py<PyAny>>,
     options: Options,
+    inline: bool,
 ) -> impl Fn(ToolArgs) -> Result<Value, String> + Send + Sync + 'static {
     move |args: ToolArgs| {
+        if inline {
+            return Python::attach(|py| call(py, &func, &args, options));
+        }
         let context = args.context().clone();
         let (reply, answer) = mpsc::sync_channel::<Result<Value, String>>(1);
         let flight = Arc::new(InFlight {

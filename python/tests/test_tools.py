@@ -160,3 +160,24 @@ def test_tool_call_limit():
     s.register_tool("one", "-> :int", lambda: 1)
     t = s.eval("(reduce + (map (fn [_] (tool/one)) (range 5)))")
     assert t.error.code == "tool-call-limit-exceeded"
+
+
+def test_inline_tools_run_on_the_programs_thread_and_meet_the_deadline_on_return():
+    threads = []
+
+    def where():
+        threads.append(threading.get_ident())
+        return 1
+
+    s = Session(timeout_ms=300)
+    s.register_tool("where", "-> :int", where, inline=True)
+    s.register_tool("nap", "-> :int", lambda: time.sleep(0.6) or 1, inline=True)
+    assert s.eval("(tool/where)").value == 1
+    assert threads == [threading.get_ident()]
+    started = time.monotonic()
+    t = s.eval("(tool/nap)")
+    # Not cut short: the call returns after its sleep, then the deadline
+    # ends the turn.
+    assert time.monotonic() - started >= 0.55
+    assert t.error.code == "timeout"
+    assert Tool("t", "-> :int", where, inline=True).inline
