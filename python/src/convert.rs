@@ -244,6 +244,23 @@ pub(crate) fn from_py(obj: &Bound<'_, PyAny>, options: Options, path: &str) -> P
     from_py_at(obj, options, &mut at, 0)
 }
 
+fn check_depth(path: &str, depth: usize) -> PyResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "{path} is nested more than {MAX_DEPTH} levels deep (a value that contains itself?)"
+        )));
+    }
+    Ok(())
+}
+
+/// The name of `obj`'s type (`datetime`).
+pub(crate) fn python_type(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "object".into())
+}
+
 fn too_large(path: &str, len: usize, max: usize, what: &str) -> PyErr {
     PyValueError::new_err(format!(
         "{path} has {len} {what}, over the limit of {max} (`max_collection`)"
@@ -256,11 +273,7 @@ fn from_py_at(
     path: &mut String,
     depth: usize,
 ) -> PyResult<Value> {
-    if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "{path} is nested more than {MAX_DEPTH} levels deep (a value that contains itself?)"
-        )));
-    }
+    check_depth(path, depth)?;
     if obj.is_none() {
         return Ok(Value::Nil);
     }
@@ -356,11 +369,7 @@ fn from_py_at(
             obj.cast::<Opaque>()?.get().kind
         )));
     }
-    let type_name = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into());
+    let type_name = python_type(obj);
     Err(PyTypeError::new_err(format!(
         "{path} is a Python `{type_name}`, which PTC-Lisp cannot hold (use None, bool, int, float, str, Keyword, list, tuple, dict, set or frozenset)"
     )))
@@ -409,11 +418,7 @@ fn to_json_at(
     depth: usize,
 ) -> PyResult<serde_json::Value> {
     use serde_json::Value as Json;
-    if depth > MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "{path} is nested more than {MAX_DEPTH} levels deep"
-        )));
-    }
+    check_depth(path, depth)?;
     if obj.is_none() {
         return Ok(Json::Null);
     }
@@ -472,11 +477,7 @@ fn to_json_at(
         }
         return Ok(Json::Array(out));
     }
-    let type_name = obj
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "object".into());
+    let type_name = python_type(obj);
     Err(PyTypeError::new_err(format!(
         "{path} is a Python `{type_name}`, not a JSON value (dict, list, str, int, float, bool or None)"
     )))

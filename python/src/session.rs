@@ -207,10 +207,7 @@ impl Session {
                 let tool = tool.cast::<Tool>().map_err(|_| {
                     pyo3::exceptions::PyTypeError::new_err(format!(
                         "tools must be ptc_lisp.Tool objects, got {}",
-                        tool.get_type()
-                            .name()
-                            .map(|n| n.to_string())
-                            .unwrap_or_default()
+                        crate::convert::python_type(&tool)
                     ))
                 })?;
                 this.add_tool(py, tool.get())?;

@@ -426,24 +426,10 @@ impl Agent {
         mut session: Session,
         config: AgentConfig,
     ) -> Result<Agent, AgentError> {
-        if config.max_turns() == 0 {
-            return Err(AgentError::NoTurns);
-        }
-        let signature = config
-            .signature
-            .as_deref()
-            .map(Signature::parse)
-            .transpose()?;
+        let (system_prompt, signature) = checked_prompt(&config)?;
         if let Some(limits) = &config.limits {
             session.set_limits(limits.clone());
         }
-        let system_prompt = match &config.system_prompt {
-            Some(prompt) => prompt.clone(),
-            None => system_prompt(PromptOptions {
-                single_shot: config.max_turns() == 1,
-                signature: signature.as_ref(),
-            }),
-        };
         let run_start = session.turns().len();
         Ok(Agent {
             provider,
@@ -848,6 +834,20 @@ pub fn prompt_messages(
     config: &AgentConfig,
     run_start: usize,
 ) -> Result<(Vec<Message>, Option<CompressionStats>), AgentError> {
+    let (prompt, signature) = checked_prompt(config)?;
+    Ok(render_next(
+        session,
+        run_start.min(session.turns().len()),
+        config,
+        &prompt,
+        signature.as_ref(),
+    ))
+}
+
+/// The system prompt of `config` (its own, or the generated one for its
+/// signature and turns) and its parsed signature; a configuration with no
+/// turns or a bad signature is an error.
+fn checked_prompt(config: &AgentConfig) -> Result<(String, Option<Signature>), AgentError> {
     if config.max_turns() == 0 {
         return Err(AgentError::NoTurns);
     }
@@ -863,13 +863,7 @@ pub fn prompt_messages(
             signature: signature.as_ref(),
         }),
     };
-    Ok(render_next(
-        session,
-        run_start.min(session.turns().len()),
-        config,
-        &prompt,
-        signature.as_ref(),
-    ))
+    Ok((prompt, signature))
 }
 
 fn render_next(
