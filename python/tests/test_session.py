@@ -172,3 +172,10 @@ def test_render_prompt_shows_the_turns_since_the_prelude():
     assert [m["role"] for m in full] == ["system", "user", "assistant", "user"]
     assert "(def total 42)" in full[2]["content"] and "(def secret 1)" not in full[2]["content"]
     assert s.render_prompt("x", system_prompt="You are terse.")[0]["content"] == "You are terse."
+
+
+def test_the_memory_limit_holds():
+    s = Session(max_memory_bytes=20_000_000, max_collection=100_000_000, timeout_ms=10_000)
+    t = s.eval("(count (vec (range 3000000)))")
+    assert isinstance(t.error, LimitError) and t.error.code == "memory-exceeded", t.error
+    assert Session(max_collection=100_000_000, timeout_ms=10_000).eval("(count (vec (range 3000000)))").value == 3000000

@@ -181,3 +181,24 @@ def test_inline_tools_run_on_the_programs_thread_and_meet_the_deadline_on_return
     assert time.monotonic() - started >= 0.55
     assert t.error.code == "timeout"
     assert Tool("t", "-> :int", where, inline=True).inline
+
+
+def test_the_interpreter_exits_cleanly_with_idle_and_abandoned_tool_threads(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "exit.py"
+    script.write_text(
+        "import time, ptc_lisp\n"
+        "s = ptc_lisp.Session(timeout_ms=100)\n"
+        "s.register_tool('quick', '-> :int', lambda: 1)\n"
+        "s.register_tool('slow', '-> :int', lambda: time.sleep(1.5) or 1)\n"
+        "assert s.eval('(tool/quick)').value == 1\n"
+        "assert s.eval('(tool/slow)').error.code == 'timeout'\n"
+        "print('done')\n"
+    )
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "done\n" and "fatal" not in out.stderr.lower(), out.stderr
+    assert time.monotonic() - started < 30
