@@ -87,7 +87,7 @@ pub(crate) struct ToolRunner {
 struct Worker {
     id: u64,
     jobs: Sender<Msg>,
-    /// The Python thread id (`threading.get_ident()`), once known.
+    /// The Python thread id (`_thread.get_ident()`), once known.
     ident: Arc<AtomicU64>,
 }
 
@@ -132,8 +132,11 @@ fn spawn_worker() -> Result<Worker, String> {
 }
 
 fn worker_loop(py: Python<'_>, mut inbox: Receiver<Msg>, ident: &AtomicU64) {
+    // `_thread`, not `threading`: importing `threading` first on this
+    // thread would make it `threading`'s main thread, and the interpreter
+    // would wait for it at exit.
     if let Ok(n) = py
-        .import("threading")
+        .import("_thread")
         .and_then(|t| t.call_method0("get_ident"))
         .and_then(|n| n.extract::<u64>())
     {
