@@ -4,6 +4,9 @@
 //! its pytest suite, `mypy --strict` over the examples with the package's
 //! stubs, and the agent-loop example run offline.
 //!
+//! A test binary of its own (`cargo test --test python`), so that it never
+//! runs beside the timing-sensitive tests of `tests`.
+//!
 //! The extension is built with the dev profile into this workspace's
 //! target directory, so it reuses the library that `cargo test` has just
 //! built; only PyO3 and the extension's own crate are compiled.

@@ -27,7 +27,6 @@ mod limits_host;
 mod mcp;
 mod properties;
 mod providers;
-mod python;
 mod reader_props;
 mod redaction;
 mod regressions;
