@@ -51,9 +51,11 @@ def workloads(bench_dir, repeat):
                        stdout=subprocess.DEVNULL)
         for n in range(1, 11):
             name = f"W{n}"
-            program = open(os.path.join(bench_dir if n < 10 else tmp, f"{name}.clj")).read() if n < 10 \
-                else open(os.path.join(tmp, f"{name}.clj")).read() if os.path.exists(os.path.join(tmp, f"{name}.clj")) \
-                else open(os.path.join(bench_dir, f"{name}.clj")).read()
+            # gen.py writes W10.clj too; the others are in the bench folder.
+            generated = os.path.join(tmp, f"{name}.clj")
+            path = generated if os.path.exists(generated) else os.path.join(bench_dir, f"{name}.clj")
+            with open(path) as f:
+                program = f.read()
             with open(os.path.join(tmp, f"{name}.data.json")) as f:
                 data = json.load(f)
             start = time.perf_counter()
@@ -163,7 +165,11 @@ def main():
 
     print()
     for inline in (False, True):
-        overhead = [tool_overhead(args.calls, inline) for _ in range(args.rounds)]
+        try:
+            overhead = [tool_overhead(args.calls, inline) for _ in range(args.rounds)]
+        except TypeError as e:
+            print(f"tool call (inline): not supported by this build ({e})")
+            continue
         t_with, t_without, t_python = (statistics.median(o[k] for o in overhead) for k in range(3))
         print(f"tool call ({'inline' if inline else 'tool thread'}): {t_with:.2f} us per loop step with the call, "
               f"{t_without:.3f} without, {t_python:.3f} us the Python function called from Python; "
