@@ -764,9 +764,11 @@ struct AgentArgs {
     max_result_bytes: usize,
     #[command(flatten)]
     budget: cli::budget::BudgetArgs,
-    /// Send the whole history, with no pre-flight token check or
+    #[command(flatten)]
+    window: cli::budget::WindowArgs,
+    /// Send the whole history, with no window, pre-flight token check or
     /// compaction
-    #[arg(long)]
+    #[arg(long, conflicts_with = "window_max_messages")]
     no_compaction: bool,
     /// Print no progress on standard error
     #[arg(long, short)]
@@ -855,10 +857,7 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
             Err(e) => return failure(&e.to_string(), args.json),
         };
     let session_id = args.budget.session_id();
-    let loaded = match args
-        .budget
-        .load(ptc_lisp::history::config::Overrides::default())
-    {
+    let loaded = match args.budget.load(args.window.overrides()) {
         Ok(l) => l,
         Err(e) => return failure(&e, args.json),
     };
@@ -875,9 +874,11 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
     let history = if args.no_compaction {
         None
     } else {
-        let mut settings = ptc_lisp::agent::HistorySettings::new(history_config.policy());
+        let mut settings = ptc_lisp::agent::HistorySettings::new(history_config.policy())
+            .with_window(history_config.window.clone());
         settings.counting_model = history_config.model.clone();
         settings.recorder = Some(recorder.clone());
+        settings.summary_deadline = history_config.summary_deadline();
         if history_config.summary.mode == ptc_lisp::history::config::SummaryMode::Llm {
             let summarizer = match &history_config.summary.llm {
                 None => provider.clone(),
@@ -1005,6 +1006,12 @@ fn report_run(
         }
         if !run.compactions.is_empty() {
             summary.push_str(&format!(", {} compaction(s)", run.compactions.len()));
+        }
+        if let Some(c) = run.conversation.filter(|c| c.max_messages > 0) {
+            summary.push_str(&format!(
+                ", the window evicted {} message(s)",
+                c.evicted_messages
+            ));
         }
         eprintln!("{summary}");
     }
@@ -1155,6 +1162,33 @@ impl ptc_lisp::agent::Progress for CliProgress {
 
     fn history_problem(&mut self, _turn: usize, problem: &str) {
         eprintln!("  warning: history not compacted, sending it whole: {problem}");
+    }
+
+    fn history_trimmed(&mut self, _turn: usize, trim: &ptc_lisp::history::Trim) {
+        if !self.quiet {
+            let m = &trim.metrics;
+            let summary = match trim.summary {
+                Some(v) => format!("; evicted messages summarized (v{v})"),
+                None => String::new(),
+            };
+            eprintln!(
+                "  window: {} messages evicted, {} kept (~{} tokens){summary}",
+                m.evicted_messages, m.total_messages, m.estimated_tokens
+            );
+        }
+    }
+
+    fn history_warning(&mut self, _turn: usize, warning: &str) {
+        eprintln!("  warning: {warning}");
+    }
+
+    fn conversation(&mut self, _turn: usize, metrics: &ptc_lisp::agent::ConversationMetrics) {
+        if !self.quiet && metrics.max_messages > 0 {
+            eprintln!(
+                "  conversation: {} messages (~{} tokens)",
+                metrics.message_count, metrics.estimated_tokens
+            );
+        }
     }
 }
 

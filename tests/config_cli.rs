@@ -315,3 +315,101 @@ fn repl_refuses_llm_summaries() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("summary.mode \"llm\" is for `ptc agent`"));
 }
+
+/// The three example configurations of `examples/config/`: each passes
+/// `ptc config check`, and says what its comments promise.
+#[test]
+fn example_configurations_are_valid() {
+    use ptc_lisp::history::config::{load_with_env, Adapter, Encryption, Overrides, SummaryMode};
+    let dir = temp_dir("examples");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/config");
+    for name in ["minimal.toml", "production.toml", "small-context.yaml"] {
+        let path = root.join(name);
+        let out = ptc_in(
+            &dir,
+            &["config", "check", path.to_str().unwrap()],
+            &[],
+            None,
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).ends_with(": valid\n"), "{name}");
+        let out = ptc_in(
+            &dir,
+            &["config", "show", "--config", path.to_str().unwrap()],
+            &[],
+            None,
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+    }
+    let load = |name: &str| {
+        load_with_env(Some(&root.join(name)), Overrides::default(), &[])
+            .unwrap()
+            .config
+    };
+    let minimal = load("minimal.toml");
+    assert_eq!(minimal.max_context_tokens, 128_000);
+    assert_eq!(minimal.storage.adapter, Adapter::None);
+
+    let production = load("production.toml");
+    assert_eq!(production.storage.adapter, Adapter::S3);
+    assert_eq!(production.storage.encryption, Encryption::SseKms);
+    assert_eq!(
+        production.storage.kms_key_id.as_deref(),
+        Some("alias/agent-archive")
+    );
+    assert_eq!(
+        production.events.url.as_deref(),
+        Some("https://traces.internal.example.com")
+    );
+    assert_eq!(production.summary.mode, SummaryMode::Llm);
+    assert_eq!(production.summary.deadline_ms, 20_000);
+    assert!(production.redaction.enabled);
+
+    let small = load("small-context.yaml");
+    assert_eq!(small.max_context_tokens, 8_192);
+    assert_eq!(small.window.max_messages, 24);
+    assert!(small.window.summarize_on_trim);
+    assert_eq!(small.summary.mode, SummaryMode::Digest);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The small-context example in use: `ptc agent` with a scripted model
+/// keeps every request within its window of 24 messages.
+#[test]
+fn the_small_context_example_keeps_an_agent_within_its_window() {
+    let dir = temp_dir("small-context-agent");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/config/small-context.yaml");
+    let mut replies: Vec<String> = (0..29)
+        .map(|i| format!("```clojure\n(def v{i} {i})\n```"))
+        .collect();
+    replies.push("```clojure\n(return v3)\n```".into());
+    let script = dir.join("replies.json");
+    std::fs::write(&script, serde_json::to_string(&replies).unwrap()).unwrap();
+    let transcript = dir.join("t.jsonl");
+    let out = ptc_in(
+        &dir,
+        &[
+            "agent",
+            "--config",
+            config.to_str().unwrap(),
+            "--mission",
+            "Count",
+            "--llm",
+            &format!("script:{}", script.display()),
+            "--max-turns",
+            "30",
+            "--transcript",
+            transcript.to_str().unwrap(),
+        ],
+        &[],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let entries = ptc_lisp::agent::transcript::read_transcript(&transcript).unwrap();
+    assert_eq!(entries.len(), 30);
+    assert!(entries.iter().all(|e| e.messages.len() <= 24));
+    assert!(entries.last().unwrap().messages[2]
+        .content
+        .starts_with("<COMPACT-SUMMARY v"));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -272,6 +272,7 @@ fn every_documented_variable_sets_its_field() {
         ("COMPACT_WINDOW_SUMMARY_EVERY_EVICTED", "5"),
         ("COMPACT_SUMMARY_MODE", "llm"),
         ("COMPACT_SUMMARY_LLM", "openai:gpt-4o-mini"),
+        ("COMPACT_SUMMARY_DEADLINE_MS", "5000"),
         ("COMPACT_EVENTS_FILE", "/tmp/events.jsonl"),
         ("COMPACT_EVENTS_URL", "http://localhost:9000"),
         ("COMPACT_EVENTS_QUEUE", "16"),
@@ -282,6 +283,8 @@ fn every_documented_variable_sets_its_field() {
         ("COMPACT_STORAGE_PREFIX", "sessions"),
         ("COMPACT_STORAGE_ENDPOINT", "http://localhost:9001"),
         ("COMPACT_STORAGE_REGION", "eu-west-1"),
+        ("COMPACT_STORAGE_ENCRYPTION", "sse-kms"),
+        ("COMPACT_STORAGE_KMS_KEY_ID", "alias/ptc-archive"),
         ("COMPACT_REDACTION_ENABLED", "false"),
         ("COMPACT_REDACTION_PATTERNS", r"(ticket-)\d+"),
     ];
@@ -313,6 +316,7 @@ fn every_documented_variable_sets_its_field() {
     assert_eq!(c.window.summary_every_evicted, 5);
     assert_eq!(c.summary.mode, config::SummaryMode::Llm);
     assert_eq!(c.summary.llm.as_deref(), Some("openai:gpt-4o-mini"));
+    assert_eq!(c.summary.deadline_ms, 5_000);
     assert_eq!(c.events.file, Some(PathBuf::from("/tmp/events.jsonl")));
     assert_eq!(c.events.url.as_deref(), Some("http://localhost:9000"));
     assert_eq!(c.events.queue, 16);
@@ -323,6 +327,8 @@ fn every_documented_variable_sets_its_field() {
     assert_eq!(c.storage.prefix, "sessions");
     assert_eq!(c.storage.endpoint.as_deref(), Some("http://localhost:9001"));
     assert_eq!(c.storage.region, "eu-west-1");
+    assert_eq!(c.storage.encryption, config::Encryption::SseKms);
+    assert_eq!(c.storage.kms_key_id.as_deref(), Some("alias/ptc-archive"));
     assert!(!c.redaction.enabled);
     assert_eq!(c.redaction.patterns, vec![r"(ticket-)\d+".to_string()]);
     // Each value reports the variable that set it.
@@ -555,6 +561,70 @@ fn every_problem_is_reported_on_its_own_line() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn all_mistakes_of_a_file_are_reported_in_one_run() {
+    // Six mistakes of every kind: two unknown keys, a wrong type, an
+    // unknown value and two values out of range.
+    let (_d, path) = file(
+        "six.toml",
+        "max_context_token = 8000\n\n[policy]\ntrigger_pct = \"high\"\nkeep_recent_turns = 0\n\
+         strategy = \"task_states\"\n\n[events]\ntimeout_ms = 0\n\n[storage]\nbuckt = \"b\"\n",
+    );
+    let err = load_err(Some(&path), Overrides::default(), &[]);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 6, "{err}");
+    for (start, line) in [
+        ("max_context_token: unknown key", 1),
+        ("policy.trigger_pct:", 4),
+        ("policy.keep_recent_turns = 0", 5),
+        ("policy.strategy: unknown value `task_states`", 6),
+        ("events.timeout_ms = 0", 9),
+        ("storage.buckt: unknown key", 12),
+    ] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with(start) && l.contains(&at(&path, line))),
+            "{start} at line {line}: {err}"
+        );
+    }
+    // Through the binary: one run, every line, exit 2.
+    let out = crate::util::ptc(&["config", "check", path.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = crate::util::text(&out.stderr);
+    for start in [
+        "max_context_token",
+        "policy.trigger_pct",
+        "policy.keep_recent_turns",
+        "policy.strategy",
+        "events.timeout_ms",
+        "storage.buckt",
+    ] {
+        assert!(stderr.contains(start), "{start}: {stderr}");
+    }
+}
+
+#[test]
+fn storage_encryption_is_checked() {
+    let (_d, path) = file(
+        "kms.toml",
+        "[storage]\nadapter = \"s3\"\nbucket = \"b\"\nkms_key_id = \"alias/k\"\n",
+    );
+    let err = load_err(Some(&path), Overrides::default(), &[]);
+    assert!(
+        err.contains("storage.kms_key_id = \"alias/k\"")
+            && err.contains("needs storage.encryption = \"sse-kms\""),
+        "{err}"
+    );
+    let (_d, path) = file("sse.toml", "[storage]\nencryption = \"sse-c\"\n");
+    let err = load_err(Some(&path), Overrides::default(), &[]);
+    assert!(
+        err.contains("storage.encryption: unknown value `sse-c`"),
+        "{err}"
+    );
+    assert!(err.contains("none, sse-s3, sse-kms"), "{err}");
 }
 
 #[test]

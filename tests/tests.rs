@@ -5,6 +5,7 @@ mod util;
 
 mod agent_loop;
 mod agent_parts;
+mod agent_window;
 mod api;
 mod builtins;
 mod cli;
@@ -21,6 +22,7 @@ mod history_cli;
 mod history_config;
 mod history_export;
 mod history_props;
+mod history_summarizer;
 mod limits;
 mod limits_bombs;
 mod limits_host;

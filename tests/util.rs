@@ -131,3 +131,30 @@ pub fn first_transcript_entry(path: &std::path::Path) -> serde_json::Value {
     let line = text.lines().next().expect("the transcript has an entry");
     serde_json::from_str(line).expect("each transcript line is JSON")
 }
+
+/// A fresh directory for one test, removed when the test passes (kept
+/// for a look when it fails).
+pub struct TempDir(std::path::PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+/// `ptc-NAME-PID` in the system's temporary directory, empty.
+pub fn temp_dir(name: &str) -> TempDir {
+    let dir = std::env::temp_dir().join(format!("ptc-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    TempDir(dir)
+}

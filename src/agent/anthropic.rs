@@ -6,7 +6,9 @@
 //! alternate between user and assistant, so consecutive messages of one
 //! role are merged (joined by a blank line). The reply is the `text`
 //! blocks of `content` joined, the usage `usage.input_tokens` /
-//! `usage.output_tokens`.
+//! `usage.output_tokens`; `stop_reason: "max_tokens"` marks it
+//! `truncated`, `stop_reason: "refusal"` is [`ProviderError::Refused`].
+//! The API takes no sampling seed: a request's `seed` is not sent.
 
 use serde_json::{json, Value as Json};
 
@@ -120,9 +122,9 @@ impl LlmProvider for AnthropicProvider {
         if let Some(key) = &self.api_key {
             headers.push(("x-api-key", key.clone()));
         }
-        let answer = self
-            .client
-            .post_json(&self.url, &headers, &self.body(request))?;
+        let answer =
+            self.client
+                .post_json(&self.url, &headers, &self.body(request), request.timeout)?;
         parse_response(&answer)
     }
 }
@@ -138,6 +140,14 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
         .filter_map(|b| b.get("text").and_then(Json::as_str))
         .collect::<Vec<_>>()
         .join("");
+    let stop_reason = answer.get("stop_reason").and_then(Json::as_str);
+    if stop_reason == Some("refusal") {
+        return Err(ProviderError::Refused(if content.trim().is_empty() {
+            "the reply stopped with `stop_reason: \"refusal\"`".to_string()
+        } else {
+            content
+        }));
+    }
     let usage = answer.get("usage").map(|u| Usage {
         input_tokens: u.get("input_tokens").and_then(Json::as_u64).unwrap_or(0),
         output_tokens: u.get("output_tokens").and_then(Json::as_u64).unwrap_or(0),
@@ -149,6 +159,7 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
             .get("model")
             .and_then(Json::as_str)
             .map(str::to_string),
+        truncated: stop_reason == Some("max_tokens"),
     })
 }
 
@@ -188,7 +199,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(p.url(), "http://127.0.0.1:1/v1/messages");
-        let b = p.body(&ChatRequest::new(vec![ChatMessage::user("hi")]));
+        let mut request = ChatRequest::new(vec![ChatMessage::user("hi")]);
+        request.seed = Some(42);
+        let b = p.body(&request);
         assert_eq!(
             b,
             json!({"model": "claude", "messages": [{"role": "user", "content": "hi"}],
@@ -206,6 +219,16 @@ mod tests {
         .unwrap();
         assert_eq!(r.content, "ab");
         assert_eq!(r.usage.unwrap().input_tokens, 3);
+        assert!(!r.truncated);
+        let cut = parse_response(&json!({"content": [{"type": "text", "text": "a"}],
+                                         "stop_reason": "max_tokens"}))
+        .unwrap();
+        assert!(cut.truncated);
+        let refused = parse_response(&json!({"content": [], "stop_reason": "refusal"}));
+        assert!(
+            matches!(refused, Err(ProviderError::Refused(_))),
+            "{refused:?}"
+        );
         assert!(parse_response(&json!({"type": "message"})).is_err());
     }
 }

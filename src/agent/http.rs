@@ -10,8 +10,11 @@
 //! it sends one. Other 4xx answers and timeouts fail at once. Redirects are
 //! not followed: a POST body cannot be replayed safely, and a redirect
 //! almost always means a wrong base URL.
+//!
+//! A call may also have a limit of its own (a request's `timeout`): then
+//! every attempt ends by it and no retry waits past it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
@@ -102,26 +105,49 @@ impl JsonClient {
     }
 
     /// POST `body` as JSON to `url` with extra `headers`, retrying as the
-    /// module docs describe, and return the parsed JSON answer.
+    /// module docs describe, within `limit` in all when there is one, and
+    /// return the parsed JSON answer.
     pub(crate) fn post_json(
         &self,
         url: &str,
         headers: &[(&str, String)],
         body: &Json,
+        limit: Option<Duration>,
     ) -> Result<Json, ProviderError> {
         let payload = serde_json::to_vec(body)
             .map_err(|e| ProviderError::Config(format!("Could not encode the request: {e}")))?;
+        let deadline = limit.map(|l| Instant::now() + l);
         let max_attempts = self.options.max_attempts.max(1);
         let mut attempt = 1;
         loop {
-            let failure = match self.post_once(url, headers, &payload) {
+            let out_of_time = || {
+                ProviderError::Timeout(format!(
+                    "no complete answer from `{url}` within {} (the request's time limit)",
+                    fmt_duration(limit.unwrap_or_default())
+                ))
+            };
+            let timeout = match deadline {
+                Some(d) => match d.checked_duration_since(Instant::now()) {
+                    Some(left) if !left.is_zero() => Some(left.min(self.options.timeout)),
+                    _ => return Err(out_of_time()),
+                },
+                None => None,
+            };
+            let failure = match self.post_once(url, headers, &payload, timeout) {
                 Ok(json) => return Ok(json),
                 Err(failure) => failure,
             };
+            if matches!(failure.error, ProviderError::Timeout(_))
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
+                return Err(out_of_time());
+            }
             if !failure.error.is_retryable() {
                 return Err(failure.error);
             }
-            if attempt >= max_attempts {
+            let wait = self.options.wait_before(attempt, failure.retry_after);
+            let past_deadline = deadline.is_some_and(|d| Instant::now() + wait >= d);
+            if attempt >= max_attempts || past_deadline {
                 return Err(if attempt == 1 {
                     failure.error
                 } else {
@@ -131,27 +157,33 @@ impl JsonClient {
                     }
                 });
             }
-            std::thread::sleep(self.options.wait_before(attempt, failure.retry_after));
+            std::thread::sleep(wait);
             attempt += 1;
         }
     }
 
+    /// One attempt; `timeout`, when given, replaces the client's own
+    /// limit of the whole exchange.
     fn post_once(
         &self,
         url: &str,
         headers: &[(&str, String)],
         payload: &[u8],
+        timeout: Option<Duration>,
     ) -> Result<Json, Failure> {
         let mut request = self
             .agent
             .post(url)
             .header("content-type", "application/json");
+        if let Some(timeout) = timeout {
+            request = request.config().timeout_global(Some(timeout)).build();
+        }
         for (name, value) in headers {
             request = request.header(*name, value.as_str());
         }
         let mut response = request
             .send(payload)
-            .map_err(|e| transport_error(e, url, &self.options))?;
+            .map_err(|e| transport_error(e, url, &self.options, timeout))?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -168,7 +200,7 @@ impl JsonClient {
             .with_config()
             .lossy_utf8(true)
             .read_to_string()
-            .map_err(|e| transport_error(e, url, &self.options))?;
+            .map_err(|e| transport_error(e, url, &self.options, timeout))?;
         match status {
             200..=299 => serde_json::from_str(&text).map_err(|e| {
                 ProviderError::Malformed(format!(
@@ -225,7 +257,12 @@ pub(crate) fn api_error_message(body: &str) -> String {
     }
 }
 
-fn transport_error(error: ureq::Error, url: &str, options: &HttpOptions) -> Failure {
+fn transport_error(
+    error: ureq::Error,
+    url: &str,
+    options: &HttpOptions,
+    timeout: Option<Duration>,
+) -> Failure {
     let error = match error {
         ureq::Error::Timeout(ureq::Timeout::Connect) => ProviderError::Timeout(format!(
             "no connection to `{url}` within {}",
@@ -233,7 +270,7 @@ fn transport_error(error: ureq::Error, url: &str, options: &HttpOptions) -> Fail
         )),
         ureq::Error::Timeout(_) => ProviderError::Timeout(format!(
             "no complete answer from `{url}` within {}",
-            fmt_duration(options.timeout)
+            fmt_duration(timeout.unwrap_or(options.timeout))
         )),
         ureq::Error::Io(e)
             if matches!(

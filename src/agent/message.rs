@@ -5,6 +5,8 @@
 //! sessions or turns. Messages are `compression::Message`, so rendered
 //! prompts go to a provider without conversion.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 /// A message of a conversation is the same type the compressor renders:
@@ -54,6 +56,15 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+    /// The sampling seed, for reproducible replies. Sent to APIs that
+    /// take one (OpenAI-compatible servers); the Anthropic API has none,
+    /// so its client leaves it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// The longest this call may take, retries included; `None` leaves
+    /// it to the client's own timeouts. Never sent.
+    #[serde(skip)]
+    pub timeout: Option<Duration>,
 }
 
 impl ChatRequest {
@@ -84,6 +95,11 @@ pub struct ChatResponse {
     pub usage: Option<Usage>,
     /// The model that answered, as the API reported it.
     pub model: Option<String>,
+    /// True when the reply was cut at the token limit (OpenAI's
+    /// `finish_reason: "length"`, Anthropic's `stop_reason:
+    /// "max_tokens"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ pub mod signature_check;
 pub mod tools;
 pub mod transcript;
 
-pub use history::{HistorySettings, LlmSummarizer, SummaryMode};
+pub use history::{ConversationMetrics, HistorySettings, LlmSummarizer, SummaryMode, SUMMARY_SEED};
 pub use message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
 pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 pub use prompt::{system_prompt, PromptOptions};

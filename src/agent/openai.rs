@@ -3,8 +3,10 @@
 //! LM Studio, OpenRouter, ...).
 //!
 //! `POST {base_url}/chat/completions` with `{model, messages, max_tokens?,
-//! temperature?}`; the reply is `choices[0].message.content`, the usage
-//! `usage.prompt_tokens` / `usage.completion_tokens`.
+//! temperature?, seed?}`; the reply is `choices[0].message.content`, the
+//! usage `usage.prompt_tokens` / `usage.completion_tokens`. A structured
+//! refusal (`message.refusal`) is [`ProviderError::Refused`]; a reply cut
+//! by `finish_reason: "length"` is marked `truncated`.
 
 use serde_json::{json, Value as Json};
 
@@ -76,6 +78,9 @@ impl OpenAiProvider {
         if let Some(t) = request.temperature {
             body["temperature"] = json!(wire_f32(t));
         }
+        if let Some(seed) = request.seed {
+            body["seed"] = json!(seed);
+        }
         body
     }
 }
@@ -90,9 +95,9 @@ impl LlmProvider for OpenAiProvider {
         if let Some(key) = &self.api_key {
             headers.push(("authorization", format!("Bearer {key}")));
         }
-        let answer = self
-            .client
-            .post_json(&self.url, &headers, &self.body(request))?;
+        let answer =
+            self.client
+                .post_json(&self.url, &headers, &self.body(request), request.timeout)?;
         parse_response(&answer)
     }
 }
@@ -101,6 +106,11 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
     let message = answer
         .pointer("/choices/0/message")
         .ok_or_else(|| ProviderError::Malformed("`choices[0].message` is missing".to_string()))?;
+    if let Some(refusal) = message.get("refusal").and_then(Json::as_str) {
+        if !refusal.trim().is_empty() {
+            return Err(ProviderError::Refused(refusal.to_string()));
+        }
+    }
     let content = match message.get("content") {
         Some(Json::String(s)) => s.clone(),
         // Some servers send content as a list of typed parts.
@@ -110,13 +120,15 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
             .collect::<Vec<_>>()
             .join(""),
         _ => {
-            let refusal = message.get("refusal").and_then(Json::as_str);
-            return Err(ProviderError::Malformed(match refusal {
-                Some(r) => format!("the model refused: {r}"),
-                None => "`choices[0].message.content` is not text".to_string(),
-            }));
+            return Err(ProviderError::Malformed(
+                "`choices[0].message.content` is not text".to_string(),
+            ))
         }
     };
+    let truncated = answer
+        .pointer("/choices/0/finish_reason")
+        .and_then(Json::as_str)
+        == Some("length");
     let usage = answer.get("usage").map(|u| Usage {
         input_tokens: u.get("prompt_tokens").and_then(Json::as_u64).unwrap_or(0),
         output_tokens: u
@@ -131,6 +143,7 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
             .get("model")
             .and_then(Json::as_str)
             .map(str::to_string),
+        truncated,
     })
 }
 
@@ -163,10 +176,12 @@ mod tests {
         r.model = "other".into();
         r.max_tokens = Some(10);
         r.temperature = Some(0.5);
+        r.seed = Some(42);
         let b = p.body(&r);
         assert_eq!(b["model"], "other");
         assert_eq!(b["max_tokens"], 10);
         assert_eq!(b["temperature"], 0.5);
+        assert_eq!(b["seed"], 42);
     }
 
     #[test]
@@ -187,7 +202,13 @@ mod tests {
         let err =
             parse_response(&json!({"choices": [{"message": {"content": null, "refusal": "no"}}]}))
                 .unwrap_err();
-        assert!(err.to_string().contains("the model refused: no"));
+        assert_eq!(err, ProviderError::Refused("no".into()));
+        let cut = parse_response(
+            &json!({"choices": [{"message": {"content": "half"}, "finish_reason": "length"}]}),
+        )
+        .unwrap();
+        assert!(cut.truncated);
+        assert!(!ok.truncated);
     }
 
     #[test]

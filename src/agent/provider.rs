@@ -59,6 +59,10 @@ pub enum ProviderError {
     /// fields).
     #[error("The provider's answer is malformed: {0}")]
     Malformed(String),
+    /// The model declined to answer (OpenAI's structured `refusal`,
+    /// Anthropic's `stop_reason: "refusal"`); the text is its reason.
+    #[error("The model refused: {0}")]
+    Refused(String),
     /// Every attempt failed with a retryable error; `last` is the final one.
     #[error("Gave up after {attempts} attempts; the last error: {last}")]
     RetriesExhausted {

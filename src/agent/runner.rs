@@ -45,7 +45,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::history::{HistorySettings, RunHistory};
+use super::history::{ConversationMetrics, HistorySettings, Notice, RunHistory};
 use super::message::{ChatMessage, ChatRequest, Usage};
 use super::parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 use super::prompt::{system_prompt, PromptOptions};
@@ -57,7 +57,7 @@ use crate::compression::{
     Message, RenderContext, DEFAULT_MAX_TURNS,
 };
 use crate::eval::Limits;
-use crate::history::{Event, Report};
+use crate::history::{Event, Report, Trim};
 use crate::session::{
     Session, Signature, SignatureError, Tool, ToolArgs, ToolError, Turn, TurnError, TurnOutcome,
 };
@@ -108,8 +108,8 @@ pub struct AgentConfig {
     pub limits: Option<Limits>,
     /// Replaces the generated system prompt.
     pub system_prompt: Option<String>,
-    /// Token-budget compaction before every model call; `None` sends
-    /// the whole history.
+    /// The sliding window (if configured) and token-budget compaction
+    /// before every model call; `None` sends the whole history.
     pub history: Option<HistorySettings>,
 }
 
@@ -290,6 +290,9 @@ pub struct AgentRun {
     pub compression: Option<CompressionStats>,
     /// Each compaction of the history, in order.
     pub compactions: Vec<Report>,
+    /// Messages and tokens of the last request, and what the window
+    /// evicted (seed 003); `None` without the history layer.
+    pub conversation: Option<ConversationMetrics>,
     /// Every decision of the history layer (pre-flight estimates,
     /// triggers, summaries, errors), in order.
     pub history_events: Vec<Event>,
@@ -369,6 +372,14 @@ pub trait Progress {
     /// The history could not be compacted before turn `turn` (0: before
     /// the run); the whole history is sent.
     fn history_problem(&mut self, _turn: usize, _problem: &str) {}
+    /// The window evicted messages before the model call of turn `turn`.
+    fn history_trimmed(&mut self, _turn: usize, _trim: &Trim) {}
+    /// A warning of the history layer before turn `turn`: the
+    /// conversation near the window's cap, preserve settings over it.
+    fn history_warning(&mut self, _turn: usize, _warning: &str) {}
+    /// The request of turn `turn`, as the history layer left it: its
+    /// messages and tokens, and what the window evicted so far.
+    fn conversation(&mut self, _turn: usize, _metrics: &ConversationMetrics) {}
 }
 
 /// The default observer: does nothing.
@@ -507,6 +518,7 @@ impl Agent {
                 messages,
                 max_tokens: self.config.model.max_tokens,
                 temperature: self.config.model.temperature,
+                ..ChatRequest::default()
             };
             self.progress.request_ready(number, &request.messages);
             let asked = Instant::now();
@@ -564,6 +576,7 @@ impl Agent {
             }
         }
         let token_calibration = history.as_ref().and_then(RunHistory::calibration);
+        let conversation = history.as_ref().map(|h| h.conversation);
         let (compactions, history_events) =
             history.map_or_else(Default::default, |h| (h.reports, h.events));
         AgentRun {
@@ -573,6 +586,7 @@ impl Agent {
             usage,
             compression,
             compactions,
+            conversation,
             history_events,
             token_calibration,
             duration: started.elapsed(),
@@ -597,8 +611,8 @@ impl Agent {
         }
     }
 
-    /// The pre-flight check of turn `number`: `messages` as sent, or
-    /// compacted.
+    /// The window and the pre-flight check of turn `number`: `messages`
+    /// as sent, trimmed or compacted.
     fn compact(
         &mut self,
         history: &mut RunHistory,
@@ -615,16 +629,13 @@ impl Agent {
         let memory = self.session.memory();
         let state = || session_state(folded, memory);
         let progress = &mut self.progress;
-        let mut problems = Vec::new();
-        let messages = history.prepare(
-            messages,
-            &state,
-            &mut |report| progress.history_compacted(number, report),
-            &mut |problem| problems.push(problem.to_string()),
-        );
-        for problem in problems {
-            self.progress.history_problem(number, &problem);
-        }
+        let messages = history.prepare(messages, &state, &mut |notice| match notice {
+            Notice::Trimmed(trim) => progress.history_trimmed(number, trim),
+            Notice::Compacted(report) => progress.history_compacted(number, report),
+            Notice::Warning(warning) => progress.history_warning(number, warning),
+            Notice::Problem(problem) => progress.history_problem(number, problem),
+        });
+        self.progress.conversation(number, &history.conversation);
         messages
     }
 

@@ -131,6 +131,7 @@ impl LlmProvider for ScriptedProvider {
             content: reply.content.clone(),
             usage: reply.usage,
             model: Some("script".to_string()),
+            truncated: false,
         })
     }
 }

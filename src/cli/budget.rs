@@ -1,6 +1,6 @@
 //! The history-layer options shared by `ptc agent` and `ptc compact`:
-//! the token budget (seed 004's policy) and the exports (events,
-//! archive, redaction), layered over the configuration file and the
+//! the token budget (seed 004's policy), the sliding window (seed 003)
+//! and the exports (events, archive, redaction), layered over the configuration file and the
 //! `COMPACT_*` environment variables. A flag given wins; a flag not
 //! given leaves the value to the file, the environment or the default.
 
@@ -42,6 +42,10 @@ pub struct BudgetArgs {
     /// Who writes the summary of what is compacted away [default: digest]
     #[arg(long, value_enum)]
     pub summary: Option<SummaryKind>,
+    /// The most one round's summary may take, retries included, in
+    /// milliseconds; past it the round prunes only [default: 30000]
+    #[arg(long, value_name = "MS")]
+    pub summary_deadline_ms: Option<u64>,
     /// Append every history event as a JSON line to FILE
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
@@ -86,6 +90,9 @@ impl BudgetArgs {
             };
             o.set("summary.mode", "--summary", mode);
         }
+        if let Some(v) = self.summary_deadline_ms {
+            o.set("summary.deadline_ms", "--summary-deadline-ms", v);
+        }
         if let Some(v) = &self.events {
             o.set("events.file", "--events", v);
         }
@@ -124,5 +131,44 @@ impl BudgetArgs {
         self.session_id
             .clone()
             .unwrap_or_else(ptc_lisp::history::trace::new_session_id)
+    }
+}
+
+/// Seed 003's sliding window, for `ptc agent` and `ptc compact`.
+#[derive(Debug, Args)]
+pub struct WindowArgs {
+    /// Keep each request within N messages by evicting the oldest of the
+    /// middle of the conversation (seed 003's window; 0: off) [default: 0]
+    #[arg(long, value_name = "N")]
+    pub window_max_messages: Option<usize>,
+    /// With the window: messages at the start always kept [default: 1]
+    #[arg(long, value_name = "N")]
+    pub window_first: Option<usize>,
+    /// With the window: messages at the end always kept [default: 20]
+    #[arg(long, value_name = "N")]
+    pub window_last: Option<usize>,
+    /// With the window: replace what it evicts with a summary (at most
+    /// one per `window.summary_every_evicted` messages evicted)
+    #[arg(long)]
+    pub window_summarize: bool,
+}
+
+impl WindowArgs {
+    /// The flags given, as configuration overrides.
+    pub fn overrides(&self) -> Overrides {
+        let mut o = Overrides::default();
+        if let Some(n) = self.window_max_messages {
+            o.set("window.max_messages", "--window-max-messages", n);
+        }
+        if let Some(n) = self.window_first {
+            o.set("window.preserve_first_n", "--window-first", n);
+        }
+        if let Some(n) = self.window_last {
+            o.set("window.preserve_last_n", "--window-last", n);
+        }
+        if self.window_summarize {
+            o.set("window.summarize_on_trim", "--window-summarize", true);
+        }
+        o
     }
 }

@@ -18,7 +18,7 @@ use ptc_lisp::history::{
 use ptc_lisp::history::config::{Overrides, SummaryMode};
 use ptc_lisp::history::recorder::Recorder;
 
-use super::budget::BudgetArgs;
+use super::budget::{BudgetArgs, WindowArgs};
 
 #[derive(Debug, Args)]
 pub struct CompactArgs {
@@ -36,16 +36,9 @@ pub struct CompactArgs {
     /// Tool call/result groups kept verbatim [default: 4]
     #[arg(long, value_name = "N")]
     pub keep_tool_io_pairs: Option<usize>,
-    /// First apply a sliding window of at most N messages (seed 003;
-    /// 0: off) [default: 0]
-    #[arg(long, value_name = "N")]
-    pub window_max_messages: Option<usize>,
-    /// With the window: messages at the start always kept [default: 1]
-    #[arg(long, value_name = "N")]
-    pub window_first: Option<usize>,
-    /// With the window: messages at the end always kept [default: 20]
-    #[arg(long, value_name = "N")]
-    pub window_last: Option<usize>,
+    /// The window is applied first, then the budget.
+    #[command(flatten)]
+    pub window: WindowArgs,
     /// The provider for `--summary llm`: `openai:MODEL`, `anthropic:MODEL`
     /// or `script:FILE`
     #[arg(long, value_name = "SPEC")]
@@ -108,15 +101,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     if let Some(spec) = &args.llm {
         extra.set("summary.llm", "--llm", spec);
     }
-    if let Some(n) = args.window_max_messages {
-        extra.set("window.max_messages", "--window-max-messages", n);
-    }
-    if let Some(n) = args.window_first {
-        extra.set("window.preserve_first_n", "--window-first", n);
-    }
-    if let Some(n) = args.window_last {
-        extra.set("window.preserve_last_n", "--window-last", n);
-    }
+    extra.extend(args.window.overrides());
     let config = match args.budget.load(extra) {
         Ok(loaded) => loaded.config,
         Err(e) => return bad_input(&e),
@@ -138,7 +123,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         .clone()
         .unwrap_or_else(|| DEFAULT_MODEL.to_string());
     let mut compactor = match Compactor::new(&model, config.policy()) {
-        Ok(c) => c,
+        Ok(c) => c.with_summary_deadline(config.summary_deadline()),
         Err(e) => return bad_input(&e.to_string()),
     };
     let mut recorder = match Recorder::from_config(&config, &args.budget.session_id()) {
@@ -157,12 +142,15 @@ pub fn run(args: &CompactArgs) -> ExitCode {
             Err(e) => return bad_input(&e),
         }
     }
+    // The report follows the order of events: the input, the window,
+    // then the budget.
     let before = compactor.counter_mut().count(&messages);
-    let original_len = messages.len();
+    eprintln!("before: {}", breakdown_line(messages.len(), &before));
     let mut current = messages;
     if config.window.max_messages > 0 {
         let max = config.window.max_messages;
-        let mut window = Window::new(config.window.clone(), &model);
+        let mut window = Window::new(config.window.clone(), &model)
+            .with_summary_deadline(config.summary_deadline());
         let trimmed = window.trim_with(&current, summarizer.as_ref());
         recorder.events(&window.take_events());
         match trimmed {
@@ -171,10 +159,16 @@ pub fn run(args: &CompactArgs) -> ExitCode {
                     eprintln!("warning: {w}");
                 }
                 if !trim.evicted.is_empty() {
+                    let summary = match trim.summary {
+                        Some(v) => format!(", summarized as <COMPACT-SUMMARY v{v}>"),
+                        None => String::new(),
+                    };
                     eprintln!(
-                        "window: evicted {} of {} messages (max {max})",
+                        "window: evicted {} of {} messages (max {max}); {} left, {} tokens{summary}",
                         trim.evicted.len(),
-                        current.len()
+                        current.len(),
+                        trim.metrics.total_messages,
+                        trim.metrics.estimated_tokens,
                     );
                 }
                 current = trim.messages;
@@ -200,17 +194,23 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     let events = compactor.take_events();
     recorder.events(&events);
     if let Some(report) = &outcome.report {
+        let strategy = events
+            .iter()
+            .find_map(|e| match e {
+                ptc_lisp::history::Event::SummaryCreated { strategy, .. } => Some(*strategy),
+                _ => None,
+            })
+            .unwrap_or(config.policy.strategy);
         recorder.round(
             &current,
             &outcome.messages,
             report,
-            config.policy.strategy.as_str(),
+            strategy.as_str(),
             &summarizer.name(),
             args.manual.as_deref(),
         );
     }
     recorder.finish();
-    eprintln!("before: {}", breakdown_line(original_len, &before));
     match &outcome.report {
         Some(report) => {
             eprintln!(

@@ -13,7 +13,10 @@
 //!   "prints": ["..."],             // one entry per println call
 //!   "error": null,                 // or {"code", "message", "line", "column", "hint", "file"}
 //!   "steps": 3,                    // eval/run only
-//!   "turns": 2,                    // agent only, with "usage" {"input_tokens", "output_tokens"}
+//!   "turns": 2,                    // agent only, with "usage" {"input_tokens", "output_tokens"},
+//!                                  // "compactions" and "conversation" (null with --no-compaction:
+//!                                  // {"message_count", "estimated_tokens", "evicted_messages",
+//!                                  //  "window_summaries", "max_messages"})
 //!   "timing_ms": {"total": 0.41}
 //! }
 //! ```
@@ -78,6 +81,7 @@ pub fn agent_run(run: &AgentRun, result_text: &dyn Fn(&Value) -> String) -> Json
         }),
     );
     out.insert("compactions".into(), json!(run.compactions.len()));
+    out.insert("conversation".into(), json!(run.conversation));
     out.insert("timing_ms".into(), json!({ "total": ms(run.duration) }));
     Json::Object(out)
 }

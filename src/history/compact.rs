@@ -4,6 +4,7 @@
 //! big. Every decision is also an [`Event`]. No I/O.
 
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use super::count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE};
 use super::event::{Event, KeptCounts, Layers, PolicySnapshot};
@@ -11,6 +12,7 @@ use super::message::Message;
 use super::policy::{Policy, PolicyError, Strategy};
 use super::summary::{
     summary_body, summary_message, summary_version, Summarizer, SummaryError, SummaryRequest,
+    DEFAULT_SUMMARY_DEADLINE,
 };
 use super::units::{units, StructureError, Unit};
 
@@ -144,6 +146,7 @@ pub struct Compactor {
     counter: TokenCounter,
     events: Vec<Event>,
     sink: Option<EventSink>,
+    summary_deadline: Duration,
 }
 
 impl fmt::Debug for Compactor {
@@ -165,7 +168,21 @@ impl Compactor {
             counter: TokenCounter::new(model),
             events: Vec::new(),
             sink: None,
+            summary_deadline: DEFAULT_SUMMARY_DEADLINE,
         })
+    }
+
+    /// Give each round's summary at most `deadline` in all (retries and
+    /// fallbacks included); past it the round prunes only. The default is
+    /// [`DEFAULT_SUMMARY_DEADLINE`].
+    pub fn with_summary_deadline(mut self, deadline: Duration) -> Self {
+        self.summary_deadline = deadline;
+        self
+    }
+
+    /// The time a round's summary may take in all.
+    pub fn summary_deadline(&self) -> Duration {
+        self.summary_deadline
     }
 
     pub fn policy(&self) -> &Policy {
@@ -398,7 +415,9 @@ impl Compactor {
         let insert_at = pruned_units[0].start;
         let mut out = Vec::with_capacity(messages.len() - pruned_count + 1);
         let mut summary_info = None;
-        let mut summary_slot = summary.map(|text| {
+        let mut strategy_used = self.policy.strategy;
+        let mut summary_slot = summary.map(|(text, strategy)| {
+            strategy_used = strategy;
             let version = previous_version + 1;
             let tokens = self.counter.token_model().count(&text);
             summary_info = Some((version, tokens));
@@ -428,7 +447,8 @@ impl Compactor {
                 .map(|m| summary_body(m).to_string())
                 .unwrap_or_default();
             self.emit(Event::SummaryCreated {
-                strategy: self.policy.strategy,
+                strategy: strategy_used,
+                fallbacks: fallbacks.clone(),
                 summarizer: summarizer.name(),
                 input_messages: remainder.len() + usize::from(previous.is_some()),
                 input_tokens,
@@ -474,60 +494,86 @@ impl Compactor {
     }
 
     /// Ask the summarizer, with seed 004's fallbacks: a summary over its
-    /// cap is retried with half the tokens (twice); a refusal is retried
-    /// with the brief strategy; any other failure prunes only.
+    /// cap, or cut at its token limit, is retried with half the tokens
+    /// (twice); a refusal is retried with the brief strategy; any other
+    /// failure, or the round's deadline passing, prunes only. Returns the
+    /// summary and the strategy that wrote it.
     fn summarize(
         &mut self,
         summarizer: &dyn Summarizer,
         mut request: SummaryRequest<'_>,
         fallbacks: &mut Vec<String>,
-    ) -> Option<String> {
+    ) -> Option<(String, Strategy)> {
         let cap = self.policy.max_summary_tokens;
+        let deadline = Instant::now() + self.summary_deadline;
         let mut retries = 0;
         loop {
-            match summarizer.summarize(&request) {
+            if Instant::now() >= deadline {
+                let why = "the deadline passed before the next attempt";
+                self.give_up(&SummaryError::DeadlineExceeded(why.into()), fallbacks);
+                return None;
+            }
+            let too_long = match summarizer.summarize_by(&request, deadline) {
                 Ok(text) => {
                     let tokens = request.model.count(&text);
                     if tokens <= cap && !text.trim().is_empty() {
-                        return Some(text);
+                        return Some((text, request.strategy));
                     }
-                    if retries < 2 && tokens > cap {
-                        retries += 1;
-                        request.max_tokens = (request.max_tokens / 2).max(1);
-                        let fallback = format!("retry with max_tokens {}", request.max_tokens);
+                    if tokens <= cap {
                         self.emit(Event::error(
                             "SummaryTooLong",
-                            format!("the summary has {tokens} tokens, over the cap of {cap}"),
-                            &fallback,
+                            "the summary is empty",
+                            "pruning-only",
                         ));
-                        fallbacks.push(fallback);
-                        continue;
+                        fallbacks.push("pruning-only".into());
+                        return None;
                     }
-                    let why = if tokens > cap {
-                        format!("the summary is still {tokens} tokens, over the cap of {cap}, after 2 retries")
-                    } else {
-                        "the summary is empty".to_string()
-                    };
-                    self.emit(Event::error("SummaryTooLong", why, "pruning-only"));
-                    fallbacks.push("pruning-only".into());
-                    return None;
+                    format!("the summary has {tokens} tokens, over the cap of {cap}")
                 }
+                Err(SummaryError::Truncated(why)) => why,
                 Err(SummaryError::Refused(why)) if request.strategy != Strategy::Brief => {
                     self.emit(Event::error("SummaryRefused", why, "brief"));
                     fallbacks.push("brief strategy".into());
                     request.strategy = Strategy::Brief;
+                    continue;
                 }
                 Err(error) => {
-                    let kind = match error {
-                        SummaryError::Refused(_) => "SummaryRefused",
-                        SummaryError::Failed(_) => "SummaryFailed",
-                    };
-                    self.emit(Event::error(kind, error.to_string(), "pruning-only"));
-                    fallbacks.push("pruning-only".into());
+                    self.give_up(&error, fallbacks);
                     return None;
                 }
+            };
+            if retries < 2 {
+                retries += 1;
+                request.max_tokens = (request.max_tokens / 2).max(1);
+                let fallback = format!("retry with max_tokens {}", request.max_tokens);
+                self.emit(Event::error("SummaryTooLong", too_long, &fallback));
+                fallbacks.push(fallback);
+                continue;
             }
+            self.emit(Event::error(
+                "SummaryTooLong",
+                format!("{too_long}, after 2 retries"),
+                "pruning-only",
+            ));
+            fallbacks.push("pruning-only".into());
+            return None;
         }
+    }
+
+    /// The summary of this round is abandoned for `error`: prune only.
+    fn give_up(&mut self, error: &SummaryError, fallbacks: &mut Vec<String>) {
+        let message = match error {
+            SummaryError::DeadlineExceeded(_) => format!(
+                "{error} (the summary deadline is {} ms)",
+                self.summary_deadline.as_millis()
+            ),
+            _ => error.to_string(),
+        };
+        self.emit(Event::error(error.kind(), message, "pruning-only"));
+        fallbacks.push(match error {
+            SummaryError::DeadlineExceeded(_) => "pruning-only (summary deadline)".into(),
+            _ => "pruning-only".into(),
+        });
     }
 
     /// Choose what to keep: shrink `keep_recent_turns`, then

@@ -55,7 +55,7 @@ impl Default for PolicySection {
 }
 
 /// The `summary` section.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SummarySection {
     pub mode: SummaryMode,
@@ -63,6 +63,19 @@ pub struct SummarySection {
     /// own model when absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llm: Option<String>,
+    /// The most one round's summary may take, retries and fallbacks
+    /// included, in milliseconds; past it the round prunes only.
+    pub deadline_ms: u64,
+}
+
+impl Default for SummarySection {
+    fn default() -> Self {
+        SummarySection {
+            mode: SummaryMode::default(),
+            llm: None,
+            deadline_ms: super::summary::DEFAULT_SUMMARY_DEADLINE.as_millis() as u64,
+        }
+    }
 }
 
 /// The `events` section.
@@ -103,6 +116,20 @@ pub enum Adapter {
     S3,
 }
 
+/// Server-side encryption of the objects the S3 archive writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encryption {
+    /// The bucket's default.
+    #[default]
+    None,
+    /// Keys managed by S3 (`x-amz-server-side-encryption: AES256`).
+    SseS3,
+    /// Keys in KMS (`aws:kms`), `storage.kms_key_id` or the account's
+    /// default S3 key.
+    SseKms,
+}
+
 /// The `storage` section.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -116,6 +143,11 @@ pub struct StorageSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
     pub region: String,
+    /// Server-side encryption of S3 objects.
+    pub encryption: Encryption,
+    /// The KMS key (id, ARN or alias) for `encryption = "sse-kms"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kms_key_id: Option<String>,
 }
 
 impl Default for StorageSection {
@@ -127,6 +159,8 @@ impl Default for StorageSection {
             prefix: String::new(),
             endpoint: None,
             region: "us-east-1".into(),
+            encryption: Encryption::None,
+            kms_key_id: None,
         }
     }
 }
@@ -199,6 +233,11 @@ impl Config {
             strategy: p.strategy,
             max_summary_tokens: p.max_summary_tokens,
         }
+    }
+
+    /// How long one round's summary may take in all.
+    pub fn summary_deadline(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.summary.deadline_ms)
     }
 
     /// The redactor these settings ask for (`None`: redaction off).
@@ -290,6 +329,28 @@ impl Config {
                 "is required when storage.adapter is \"s3\"".into(),
             ));
         }
+        if !(1..=600_000).contains(&self.summary.deadline_ms) {
+            out.push((
+                "summary.deadline_ms",
+                self.summary.deadline_ms.to_string(),
+                "must be between 1 and 600000".into(),
+            ));
+        }
+        if let Some(key) = &self.storage.kms_key_id {
+            if self.storage.encryption != Encryption::SseKms {
+                out.push((
+                    "storage.kms_key_id",
+                    format!("{key:?}"),
+                    "needs storage.encryption = \"sse-kms\"".into(),
+                ));
+            } else if key.trim().is_empty() {
+                out.push((
+                    "storage.kms_key_id",
+                    "\"\"".into(),
+                    "must name a KMS key (id, ARN or alias)".into(),
+                ));
+            }
+        }
         if self.summary.mode == SummaryMode::Llm && self.summary.llm.as_deref() == Some("") {
             out.push((
                 "summary.llm",
@@ -332,6 +393,7 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ),
     ("COMPACT_SUMMARY_MODE", "summary.mode"),
     ("COMPACT_SUMMARY_LLM", "summary.llm"),
+    ("COMPACT_SUMMARY_DEADLINE_MS", "summary.deadline_ms"),
     ("COMPACT_EVENTS_FILE", "events.file"),
     ("COMPACT_EVENTS_URL", "events.url"),
     ("COMPACT_EVENTS_QUEUE", "events.queue"),
@@ -342,6 +404,8 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("COMPACT_STORAGE_PREFIX", "storage.prefix"),
     ("COMPACT_STORAGE_ENDPOINT", "storage.endpoint"),
     ("COMPACT_STORAGE_REGION", "storage.region"),
+    ("COMPACT_STORAGE_ENCRYPTION", "storage.encryption"),
+    ("COMPACT_STORAGE_KMS_KEY_ID", "storage.kms_key_id"),
     ("COMPACT_REDACTION_ENABLED", "redaction.enabled"),
     ("COMPACT_REDACTION_PATTERNS", "redaction.patterns"),
 ];
@@ -358,6 +422,7 @@ const TEXT_PATHS: &[&str] = &[
     "storage.prefix",
     "storage.endpoint",
     "storage.region",
+    "storage.kms_key_id",
 ];
 
 /// The file read when no `--config` is given, if it exists.
@@ -885,14 +950,8 @@ pub fn load_with_env(
         name: FLAGS,
         dict: overrides.dict(),
     });
-    let config: Config = match figment.extract() {
-        Ok(c) => c,
-        Err(errors) => {
-            for e in errors {
-                problems.push(describe(&e, &figment, &overrides, file.as_deref()));
-            }
-            return Err(ConfigError { problems });
-        }
+    let Some(config) = extract_all(&figment, &overrides, file.as_deref(), &mut problems) else {
+        return Err(ConfigError { problems });
     };
     for (path, value, rule) in config.problems() {
         let source = source_label(&figment, &overrides, file.as_deref(), path);
@@ -907,6 +966,78 @@ pub fn load_with_env(
         figment,
         overrides,
     })
+}
+
+/// The configuration in `figment`, with a problem in `problems` for
+/// every key that cannot be read (unknown, of the wrong type, an unknown
+/// value), not only the first: each bad value is set aside (its default
+/// takes its place) and the rest read again, so one run reports them all
+/// and the range checks still see every good value. `None` when the
+/// sources themselves cannot be read (a file that does not parse).
+fn extract_all(
+    figment: &Figment,
+    overrides: &Overrides,
+    file: Option<&Path>,
+    problems: &mut Vec<String>,
+) -> Option<Config> {
+    let mut data: Dict = match figment.extract() {
+        Ok(data) => data,
+        Err(errors) => {
+            for e in errors {
+                problems.push(describe(&e, figment, overrides, file));
+            }
+            return None;
+        }
+    };
+    // Each round sets at least one key aside, so this ends; the bound is
+    // for safety.
+    for _ in 0..256 {
+        let errors = match Figment::from(figment::providers::Serialized::defaults(&data))
+            .extract::<Config>()
+        {
+            Ok(config) => return Some(config),
+            Err(errors) => errors,
+        };
+        let mut set_aside = false;
+        for e in errors {
+            problems.push(describe(&e, figment, overrides, file));
+            set_aside |= remove_path(&mut data, &offending_path(&e));
+        }
+        if !set_aside {
+            return None;
+        }
+    }
+    None
+}
+
+/// The key an extraction error is about: for an unknown key the key
+/// itself, for a list element the whole list.
+fn offending_path(e: &figment::Error) -> Vec<String> {
+    let mut path = e.path.clone();
+    if let figment::error::Kind::UnknownField(field, _) = &e.kind {
+        if path.last() != Some(field) {
+            path.push(field.clone());
+        }
+    }
+    if let Some(i) = path
+        .iter()
+        .position(|p| p.chars().all(|c| c.is_ascii_digit()))
+    {
+        path.truncate(i);
+    }
+    path
+}
+
+/// Remove the value at `path` from `dict`; false when there is none.
+fn remove_path(dict: &mut Dict, path: &[String]) -> bool {
+    match path {
+        [] => false,
+        [key] => dict.remove(key).is_some(),
+        [key, rest @ ..] => match dict.get_mut(key) {
+            Some(Value::Dict(_, inner)) => remove_path(inner, rest),
+            _ => false,
+        },
+    }
 }
 
 /// A field path as messages show it: list elements as `name[1]`.

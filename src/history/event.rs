@@ -64,7 +64,11 @@ pub enum Event {
     /// A summary was written.
     #[serde(rename = "compact.summary_created")]
     SummaryCreated {
+        /// The strategy that wrote it (`brief` after a refusal).
         strategy: Strategy,
+        /// Each fallback taken before it was written, in order
+        /// (`brief strategy`, `retry with max_tokens 512`).
+        fallbacks: Vec<String>,
         summarizer: String,
         input_messages: usize,
         input_tokens: usize,

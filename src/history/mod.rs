@@ -60,7 +60,7 @@ pub use message::{
 pub use policy::{Policy, PolicyError, Strategy, WindowPolicy};
 pub use summary::{
     summary_body, summary_message, summary_version, Summarizer, SummaryError, SummaryRequest,
-    SUMMARY_TAG,
+    DEFAULT_SUMMARY_DEADLINE, SUMMARY_TAG,
 };
 pub use units::{units, StructureError, Unit};
 pub use window::{Metrics, Trim, Window};

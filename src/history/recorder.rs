@@ -9,10 +9,10 @@ use serde_json::json;
 
 use super::archive::{Archive, ArchiveEvents, DirStore, Store, SummaryRecord};
 use super::compact::Report;
-use super::config::{Adapter, Config};
+use super::config::{Adapter, Config, Encryption};
 use super::event::Event;
 use super::message::Message;
-use super::s3::{S3Location, S3Store};
+use super::s3::{S3Location, S3Store, ServerSideEncryption};
 use super::summary::{summary_body, summary_version};
 use super::trace::{HttpSink, HttpSinkOptions, JsonlSink, Tracer, STDERR_PREFIX};
 
@@ -34,6 +34,11 @@ pub fn archive_store(target: &str, config: &Config) -> Result<Box<dyn Store>, St
         if std::env::var("AWS_REGION").is_err() {
             location.region = config.storage.region.clone();
         }
+        location.encryption = match config.storage.encryption {
+            Encryption::None => ServerSideEncryption::None,
+            Encryption::SseS3 => ServerSideEncryption::S3,
+            Encryption::SseKms => ServerSideEncryption::Kms(config.storage.kms_key_id.clone()),
+        };
         Ok(Box::new(S3Store::new(location)?))
     } else {
         Ok(Box::new(DirStore::new(target)))

@@ -2,12 +2,18 @@
 //! what a summarizer is asked, and the rolling `<COMPACT-SUMMARY vN>`
 //! message that carries the answer. No I/O.
 
+use std::time::{Duration, Instant};
+
 use super::message::{Message, Role};
 use super::policy::Strategy;
 use crate::tokens::TokenModel;
 
 /// The first characters of every summary message.
 pub const SUMMARY_TAG: &str = "<COMPACT-SUMMARY v";
+
+/// How long one round's summary may take in all, retries and fallbacks
+/// included, unless configured otherwise (`summary.deadline_ms`).
+pub const DEFAULT_SUMMARY_DEADLINE: Duration = Duration::from_secs(30);
 
 /// What a summarizer is asked to condense.
 #[derive(Debug, Clone, Copy)]
@@ -40,6 +46,25 @@ pub enum SummaryError {
     /// The call failed (network, API error): the compaction prunes only.
     #[error("the summarizer failed: {0}")]
     Failed(String),
+    /// The reply was cut at its token limit: retried with half the
+    /// tokens, as a summary over its cap is.
+    #[error("the summary was cut at its token limit: {0}")]
+    Truncated(String),
+    /// No answer before the round's deadline: the compaction prunes only.
+    #[error("no summary before the deadline: {0}")]
+    DeadlineExceeded(String),
+}
+
+impl SummaryError {
+    /// The `error_type` of the `compact.error` event this error makes.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SummaryError::Refused(_) => "SummaryRefused",
+            SummaryError::Failed(_) => "SummaryFailed",
+            SummaryError::Truncated(_) => "SummaryTooLong",
+            SummaryError::DeadlineExceeded(_) => "SummaryDeadline",
+        }
+    }
 }
 
 /// Writes the summary of a pruned part of a history.
@@ -49,6 +74,20 @@ pub trait Summarizer {
 
     /// The summary body (without the `<COMPACT-SUMMARY vN>` line).
     fn summarize(&self, request: &SummaryRequest<'_>) -> Result<String, SummaryError>;
+
+    /// [`Summarizer::summarize`], answering by `deadline` (with
+    /// [`SummaryError::DeadlineExceeded`] if need be). The compactor and
+    /// the window call this one. The default ignores the deadline, which
+    /// suits summarizers that wait on nothing (the digest); one that
+    /// calls a model must keep it.
+    fn summarize_by(
+        &self,
+        request: &SummaryRequest<'_>,
+        deadline: Instant,
+    ) -> Result<String, SummaryError> {
+        let _ = deadline;
+        self.summarize(request)
+    }
 }
 
 /// The version of a summary message (`Some(3)` for `<COMPACT-SUMMARY v3>`),

@@ -7,7 +7,12 @@
 //! The exporter never slows the caller: records go into a bounded queue
 //! (beyond it they are counted as dropped), each POST has a 2 s timeout,
 //! problems are reported once per change of state on stderr with the
-//! prefix `[trace]`, and at exit the queue is flushed for at most 2 s.
+//! prefix `[trace]`, and at exit the queue is flushed for at most 2 s. A
+//! healthy export prints nothing; a collector that is down says so once.
+//!
+//! The prefix is `[trace]`, not seed 004's `[Ariadne]`: the exporter
+//! posts to any `/ingest` collector, so its lines name the subsystem
+//! that prints them rather than one viewer (OBSERVABILITY.md).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -381,7 +386,10 @@ impl Sink for HttpSink {
         }
         let dropped = self.stats.dropped.load(Ordering::Relaxed);
         let failed = self.stats.failed.load(Ordering::Relaxed);
-        if dropped + failed > 0 {
+        let sent = self.stats.sent.load(Ordering::Relaxed);
+        // A collector that failed every time was reported once, when it
+        // first failed; the tally is for mixed fortunes and drops.
+        if dropped > 0 || (failed > 0 && sent > 0) {
             eprintln!(
                 "{STDERR_PREFIX} {} events delivered to {}, {failed} failed, {dropped} dropped",
                 self.stats.sent.load(Ordering::Relaxed),

@@ -2,15 +2,22 @@
 //! N messages, evict the oldest of the middle beyond `max_messages`, and
 //! optionally replace what was evicted with a rolling summary (at most
 //! one per `summary_every_evicted` evicted messages). Whole units only,
-//! so a tool call is never separated from its results. No I/O.
+//! so a tool call is never separated from its results; system, developer
+//! and protected messages and pending tool calls are never evicted (they
+//! count towards the cap, as the summary does). No I/O.
+
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
 use super::count::TokenCounter;
 use super::event::Event;
-use super::message::Message;
+use super::message::{Message, Role};
 use super::policy::{Strategy, WindowPolicy};
-use super::summary::{summary_body, summary_message, summary_version, Summarizer, SummaryRequest};
+use super::summary::{
+    summary_body, summary_message, summary_version, Summarizer, SummaryRequest,
+    DEFAULT_SUMMARY_DEADLINE,
+};
 use super::units::{units, StructureError};
 
 /// Seed 003's `ConversationMetrics`.
@@ -46,6 +53,9 @@ pub struct Window {
     counter: TokenCounter,
     unsummarized: Vec<Message>,
     events: Vec<Event>,
+    summary_deadline: Duration,
+    /// The kinds of warning given: each is given once.
+    warned: std::collections::HashSet<&'static str>,
 }
 
 impl Window {
@@ -56,7 +66,16 @@ impl Window {
             counter: TokenCounter::new(model),
             unsummarized: Vec::new(),
             events: Vec::new(),
+            summary_deadline: DEFAULT_SUMMARY_DEADLINE,
+            warned: Default::default(),
         }
+    }
+
+    /// Give each summary of evicted messages at most `deadline`; past it
+    /// the trim evicts without one.
+    pub fn with_summary_deadline(mut self, deadline: Duration) -> Self {
+        self.summary_deadline = deadline;
+        self
     }
 
     pub fn policy(&self) -> &WindowPolicy {
@@ -118,44 +137,88 @@ impl Window {
             .find(|u| u.start < first && first <= u.end)
             .map_or(0, |u| u.end)
             .max(first);
-        let last = n.saturating_sub(self.policy.preserve_last_n).max(head_end);
+        // A summary takes a place within the cap when there is or will be
+        // one; the preserved tail gives way to the cap (it always keeps
+        // the last unit).
+        let summary_place = usize::from(
+            messages[head_end..]
+                .iter()
+                .any(|m| summary_version(m).is_some())
+                || (summarizer.is_some() && self.policy.summarize_on_trim),
+        );
+        let preserve_last = self.policy.preserve_last_n;
+        let tail_target = preserve_last
+            .min(max.saturating_sub(head_end + summary_place))
+            .max(1);
+        let last = n.saturating_sub(tail_target).max(head_end);
         let tail_start = units
             .iter()
             .find(|u| u.start <= last && last < u.end)
             .map_or(n, |u| u.start)
             .max(head_end);
         let (head_len, tail_len) = (head_end, n - tail_start);
-        let mut warning = None;
-        let mut room = if head_len + tail_len >= max {
-            let text = format!(
-                "preserve_first_n ({}) + preserve_last_n ({}) reach max_messages ({max}): only the preserved messages are kept",
-                self.policy.preserve_first_n, self.policy.preserve_last_n
-            );
-            self.events.push(Event::WindowWarning {
-                message: text.clone(),
-            });
-            warning = Some(text);
-            0
-        } else {
-            max - head_len - tail_len
-        };
-        // The middle: keep the most recent units that fit, and every
-        // protected unit or pending call; a previous summary is handled
-        // apart.
+        let mut warnings = Vec::new();
+        if tail_target < preserve_last.min(n - head_len) {
+            warnings.push(("preserve", format!(
+                "preserve_first_n ({}) + preserve_last_n ({preserve_last}) reach max_messages ({max}): the last {tail_len} messages are kept",
+                self.policy.preserve_first_n
+            )));
+        }
+        // The middle: a previous summary is handled apart; units that may
+        // never go (system, developer, protected, pending calls) stay and
+        // take their room first; the most recent of the others fill what
+        // is left.
         let middle: Vec<_> = units
             .iter()
             .filter(|u| u.start >= head_end && u.end <= tail_start)
             .collect();
+        let old_summary = middle
+            .iter()
+            .rev()
+            .map(|u| &messages[u.start])
+            .find(|m| summary_version(m).is_some());
+        let is_old_summary = |u: &super::units::Unit| {
+            old_summary.is_some_and(|s| std::ptr::eq(s, &messages[u.start]))
+        };
+        let fixed: Vec<bool> = middle
+            .iter()
+            .map(|u| {
+                !is_old_summary(u)
+                    && (u.pending || messages[u.start..u.end].iter().any(never_evicted))
+            })
+            .collect();
+        let fixed_len: usize = middle
+            .iter()
+            .zip(&fixed)
+            .filter(|(_, f)| **f)
+            .map(|(u, _)| u.len())
+            .sum();
+        let needed = head_len + tail_len + fixed_len + summary_place;
+        if needed > max {
+            warnings.push(("must stay", format!(
+                "{} messages must stay ({head_len} preserved at the start, {tail_len} at the end, {fixed_len} never evicted: system, developer, protected, pending tool calls{}), over max_messages ({max})",
+                needed - summary_place,
+                if summary_place > 0 { ", and the summary" } else { "" },
+            )));
+        }
+        let mut room = max.saturating_sub(needed);
+        // Each kind of warning once per window, not at every trim.
+        let mut warning = None;
+        for (kind, text) in warnings {
+            if self.warned.insert(kind) {
+                self.events.push(Event::WindowWarning {
+                    message: text.clone(),
+                });
+                warning = Some(text);
+            }
+        }
         let mut keep = vec![false; middle.len()];
-        let mut old_summary = None;
         let mut filling = true;
         for (i, u) in middle.iter().enumerate().rev() {
-            let slice = &messages[u.start..u.end];
-            if summary_version(&slice[0]).is_some() && old_summary.is_none() {
-                old_summary = Some(&slice[0]);
+            if is_old_summary(u) {
                 continue;
             }
-            if slice.iter().any(Message::is_protected) || u.pending {
+            if fixed[i] {
                 keep[i] = true;
             } else if filling && u.len() <= room {
                 room -= u.len();
@@ -166,8 +229,7 @@ impl Window {
         }
         let mut evicted = Vec::new();
         for (u, k) in middle.iter().zip(&keep) {
-            let m = &messages[u.start];
-            if !k && old_summary.is_none_or(|s| !std::ptr::eq(s, m)) {
+            if !k && !is_old_summary(u) {
                 evicted.extend_from_slice(&messages[u.start..u.end]);
             }
         }
@@ -248,14 +310,23 @@ impl Window {
             note: None,
             model: self.counter.token_model(),
         };
-        match summarizer.summarize(&request) {
-            Ok(text) => {
+        let deadline = Instant::now() + self.summary_deadline;
+        match summarizer.summarize_by(&request, deadline) {
+            Ok(text) if !text.trim().is_empty() => {
                 self.unsummarized.clear();
                 Some(text)
             }
+            Ok(_) => {
+                self.events.push(Event::error(
+                    "SummaryTooLong",
+                    "the summary is empty",
+                    "plain eviction",
+                ));
+                None
+            }
             Err(error) => {
                 self.events.push(Event::error(
-                    "SummaryFailed",
+                    error.kind(),
                     error.to_string(),
                     "plain eviction",
                 ));
@@ -263,4 +334,10 @@ impl Window {
             }
         }
     }
+}
+
+/// Messages a window never evicts: system and developer messages and
+/// protected ones.
+fn never_evicted(m: &Message) -> bool {
+    m.is_protected() || matches!(m.role, Role::System | Role::Developer)
 }
