@@ -86,8 +86,8 @@ pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTR
 pub use prompt::{system_prompt, PromptOptions};
 pub use provider::{provider_from_spec, LlmProvider, ProviderError, ProviderOptions};
 pub use runner::{
-    Agent, AgentConfig, AgentError, AgentOutcome, AgentRun, AgentTool, ModelCall, ModelOptions,
-    Progress, Quiet, TurnReport,
+    eval_reply, prompt_messages, Agent, AgentConfig, AgentError, AgentOutcome, AgentRun, AgentTool,
+    ModelCall, ModelOptions, Progress, Quiet, TurnReport,
 };
 pub use scripted::ScriptedProvider;
 pub use tools::{CommandTool, ManifestError, ToolImpl, ToolManifest, ToolSpec};

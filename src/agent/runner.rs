@@ -47,7 +47,7 @@ use std::time::{Duration, Instant};
 
 use super::history::{ConversationMetrics, HistorySettings, Notice, RunHistory};
 use super::message::{ChatMessage, ChatRequest, Usage};
-use super::parse::{extract_program, ExtractionRule, NO_CODE_INSTRUCTION};
+use super::parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 use super::prompt::{system_prompt, PromptOptions};
 use super::provider::{LlmProvider, ProviderError};
 use super::signature_check::{check, return_mismatch, type_source};
@@ -437,24 +437,10 @@ impl Agent {
         mut session: Session,
         config: AgentConfig,
     ) -> Result<Agent, AgentError> {
-        if config.max_turns() == 0 {
-            return Err(AgentError::NoTurns);
-        }
-        let signature = config
-            .signature
-            .as_deref()
-            .map(Signature::parse)
-            .transpose()?;
+        let (system_prompt, signature) = checked_prompt(&config)?;
         if let Some(limits) = &config.limits {
             session.set_limits(limits.clone());
         }
-        let system_prompt = match &config.system_prompt {
-            Some(prompt) => prompt.clone(),
-            None => system_prompt(PromptOptions {
-                single_shot: config.max_turns() == 1,
-                signature: signature.as_ref(),
-            }),
-        };
         let run_start = session.turns().len();
         Ok(Agent {
             provider,
@@ -497,20 +483,12 @@ impl Agent {
     /// The messages the model would receive next, with the compression
     /// statistics: what [`Agent::run`] sends at the start of each turn.
     pub fn next_messages(&self) -> (Vec<Message>, Option<CompressionStats>) {
-        let max_turns = self.config.max_turns();
-        let turns = &self.session.turns()[self.run_start..];
-        let mut ctx = RenderContext::for_session(&self.session, &self.config.mission, max_turns)
-            .with_turns_left(turns_left(max_turns, turns.len()))
-            .with_system_prompt(self.system_prompt.clone());
-        if let Some(sig) = &self.signature {
-            ctx = ctx.with_signature(type_source(sig.returns()));
-        }
-        build_messages(
-            &self.config.compression,
-            max_turns,
-            turns,
-            self.session.memory(),
-            &ctx,
+        render_next(
+            &self.session,
+            self.run_start,
+            &self.config,
+            &self.system_prompt,
+            self.signature.as_ref(),
         )
     }
 
@@ -559,28 +537,13 @@ impl Agent {
                     h.calibrate(u.input_tokens);
                 }
             }
-            let extracted = extract_program(&response.content);
-            let signature = self.signature.as_ref();
-            let turn = match &extracted {
-                Some(program) => self.session.eval_checked(&program.source, |outcome| {
-                    let value = match outcome {
-                        TurnOutcome::Return { value } => value,
-                        TurnOutcome::Value { value } if single_shot => value,
-                        _ => return Ok(()),
-                    };
-                    match signature {
-                        Some(sig) => {
-                            check(sig.returns(), value).map_err(|m| return_mismatch(sig, &m))
-                        }
-                        None => Ok(()),
-                    }
-                }),
-                None => self.session.record_failed_turn(
-                    &no_code_program(&response.content),
-                    TurnError::new(NO_CODE, NO_CODE_INSTRUCTION),
-                ),
-            }
-            .clone();
+            let (turn, extracted) = eval_reply(
+                &mut self.session,
+                &response.content,
+                self.signature.as_ref(),
+                single_shot,
+            );
+            let turn = turn.clone();
             let call = ModelCall {
                 turn: number,
                 messages: request.messages,
@@ -857,6 +820,119 @@ fn fill_mission(template: &str, args: &ToolArgs) -> String {
         }
     }
     mission
+}
+
+/// The messages an [`Agent`] with `config` would send next, if the turns
+/// of `session` from `run_start` on were its run so far: the system
+/// prompt (`config.system_prompt`, or the generated one for its signature
+/// and turns) and the rendered history, with the compression statistics.
+/// For hosts that run the loop themselves (the Python package) and must
+/// send exactly what `ptc agent` sends; [`Agent::next_messages`] is this.
+///
+/// ```
+/// use ptc_lisp::agent::{prompt_messages, AgentConfig};
+/// use ptc_lisp::session::Session;
+///
+/// let mut session = Session::new();
+/// session.eval("(def x 41) (println (inc x))");
+/// let config = AgentConfig::new("Find x").with_compression(true);
+/// let (messages, _) = prompt_messages(&session, &config, 0).unwrap();
+/// assert_eq!(messages.len(), 2);
+/// assert!(messages[1].content.contains("Find x") && messages[1].content.contains("42"));
+/// ```
+pub fn prompt_messages(
+    session: &Session,
+    config: &AgentConfig,
+    run_start: usize,
+) -> Result<(Vec<Message>, Option<CompressionStats>), AgentError> {
+    let (prompt, signature) = checked_prompt(config)?;
+    Ok(render_next(
+        session,
+        run_start.min(session.turns().len()),
+        config,
+        &prompt,
+        signature.as_ref(),
+    ))
+}
+
+/// The system prompt of `config` (its own, or the generated one for its
+/// signature and turns) and its parsed signature; a configuration with no
+/// turns or a bad signature is an error.
+fn checked_prompt(config: &AgentConfig) -> Result<(String, Option<Signature>), AgentError> {
+    if config.max_turns() == 0 {
+        return Err(AgentError::NoTurns);
+    }
+    let signature = config
+        .signature
+        .as_deref()
+        .map(Signature::parse)
+        .transpose()?;
+    let prompt = match &config.system_prompt {
+        Some(prompt) => prompt.clone(),
+        None => system_prompt(PromptOptions {
+            single_shot: config.max_turns() == 1,
+            signature: signature.as_ref(),
+        }),
+    };
+    Ok((prompt, signature))
+}
+
+fn render_next(
+    session: &Session,
+    run_start: usize,
+    config: &AgentConfig,
+    system_prompt: &str,
+    signature: Option<&Signature>,
+) -> (Vec<Message>, Option<CompressionStats>) {
+    let max_turns = config.max_turns();
+    let turns = &session.turns()[run_start..];
+    let mut ctx = RenderContext::for_session(session, &config.mission, max_turns)
+        .with_turns_left(turns_left(max_turns, turns.len()))
+        .with_system_prompt(system_prompt.to_string());
+    if let Some(sig) = signature {
+        ctx = ctx.with_signature(type_source(sig.returns()));
+    }
+    build_messages(
+        &config.compression,
+        max_turns,
+        turns,
+        session.memory(),
+        &ctx,
+    )
+}
+
+/// Run a model's reply as the next turn of `session`, as the agent loop
+/// does: the program extracted from its code blocks
+/// ([`extract_program`]) is evaluated, a `(return v)` (or, in single-shot
+/// mode, the last value) is checked against `signature` and rejected as a
+/// `signature-mismatch` turn when it does not match, and a reply with no
+/// program is recorded as a failed `no-code` turn. Returns the turn and
+/// the program extracted, if any.
+pub fn eval_reply<'s>(
+    session: &'s mut Session,
+    reply: &str,
+    signature: Option<&Signature>,
+    single_shot: bool,
+) -> (&'s Turn, Option<ExtractedProgram>) {
+    let extracted = extract_program(reply);
+    let turn = match &extracted {
+        Some(program) => session.eval_checked(&program.source, |outcome| {
+            let value = match outcome {
+                TurnOutcome::Return { value } => value,
+                TurnOutcome::Value { value } if single_shot => value,
+                _ => return Ok(()),
+            };
+            match signature {
+                Some(sig) => check(sig.returns(), value).map_err(|m| return_mismatch(sig, &m)),
+                None => Ok(()),
+            }
+        }),
+        None => session.record_failed_turn(
+            &no_code_program(reply),
+            TurnError::new(NO_CODE, NO_CODE_INSTRUCTION),
+        ),
+    };
+    (turn, extracted)
 }
 
 /// The program recorded for a reply that held none: its text as `;;`
