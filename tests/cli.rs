@@ -558,3 +558,53 @@ fn data_keys_that_are_not_symbols_are_shown_as_they_are_reached() {
         text(&out.stderr)
     );
 }
+
+/// A relative `command` in a manifest is relative to the manifest's
+/// directory, wherever `ptc` runs from; a missing or non-executable
+/// program is reported when the manifest is loaded, before any call.
+#[test]
+fn manifest_commands_resolve_against_the_manifest_and_are_checked_at_load() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    let script = tools.join("search.sh");
+    std::fs::write(&script, "#!/bin/sh\nread line\necho '[\"found\"]'\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let manifest = tools.join("tools.json");
+    let write = |command: &str| {
+        std::fs::write(
+            &manifest,
+            format!(
+                r#"{{"tools": {{"search": {{"signature": "(q :string) -> [:string]",
+                                         "command": ["{command}"]}}}}}}"#
+            ),
+        )
+        .unwrap()
+    };
+    write("./search.sh");
+    // Run from elsewhere: the filesystem root.
+    let run = |program: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .current_dir("/")
+            .args(["eval", "--tools", manifest.to_str().unwrap(), program])
+            .output()
+            .unwrap()
+    };
+    let out = run("(tool/search \"x\")");
+    assert_eq!(text(&out.stdout), "[\"found\"]\n", "{}", text(&out.stderr));
+    write("./missing.sh");
+    let out = run("1");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let expected = format!(
+        "tool `search`: `command` `./missing.sh`: {} does not exist (a relative `command` is \
+         relative to the manifest's directory)",
+        tools.join("./missing.sh").display()
+    );
+    assert!(err.contains(&expected), "{err}");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write("./search.sh");
+    let err = text(&run("1").stderr);
+    assert!(err.contains("search.sh is not executable"), "{err}");
+}
