@@ -220,7 +220,10 @@ fn protocol_errors_carry_the_specified_codes() {
         "params": {"name": "run", "arguments": {}}}));
     let answer = server.answer(&json!(3));
     assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
-    assert!(text_of(&answer).contains("`run` needs `program`"), "{answer}");
+    assert!(
+        text_of(&answer).contains("`run` needs `program`"),
+        "{answer}"
+    );
     let answer = server.run(4, "(+ 1");
     assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
     assert_eq!(text_of(&server.run(5, "(+ 1 2)")), "3");

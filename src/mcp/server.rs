@@ -265,7 +265,10 @@ impl PtcServer {
                 if self.worker.jobs.send(Job::Describe(dtx)).is_err() {
                     return Err(stopped());
                 }
-                return drx.await.map(|d| describe_result(&d)).map_err(|_| stopped());
+                return drx
+                    .await
+                    .map(|d| describe_result(&d))
+                    .map_err(|_| stopped());
             }
             other => {
                 // An unknown tool is a protocol error (invalid params),
