@@ -580,6 +580,33 @@ fn fn_params(value: &Value) -> Option<&str> {
     }
 }
 
+impl Repl {
+    /// `:more`: the last result in full; an error when there is none.
+    fn more(&mut self) -> bool {
+        let last = self
+            .session
+            .turns()
+            .iter()
+            .rev()
+            .find_map(|turn| match &turn.outcome {
+                crate::session::TurnOutcome::Value { value }
+                | crate::session::TurnOutcome::Return { value } => Some(value),
+                _ => None,
+            });
+        match last {
+            Some(value) => {
+                self.out
+                    .line(&super::print::full_text(value, self.out.width));
+                false
+            }
+            None => {
+                self.out.error(":more: no result yet");
+                true
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -613,32 +640,5 @@ mod tests {
         assert!(counts.mission > 0 && counts.data > 0 && counts.output > 0);
         assert!(counts.other > 0);
         assert_eq!(counts.tools + counts.user + counts.tool_calls, 0);
-    }
-}
-
-impl Repl {
-    /// `:more`: the last result in full; an error when there is none.
-    fn more(&mut self) -> bool {
-        let last = self
-            .session
-            .turns()
-            .iter()
-            .rev()
-            .find_map(|turn| match &turn.outcome {
-                crate::session::TurnOutcome::Value { value }
-                | crate::session::TurnOutcome::Return { value } => Some(value),
-                _ => None,
-            });
-        match last {
-            Some(value) => {
-                self.out
-                    .line(&super::print::full_text(value, self.out.width));
-                false
-            }
-            None => {
-                self.out.error(":more: no result yet");
-                true
-            }
-        }
     }
 }
