@@ -767,6 +767,10 @@ struct AgentArgs {
     /// the program and what it gave
     #[arg(long, value_name = "FILE.jsonl")]
     transcript: Option<PathBuf>,
+    /// Record every model request and its response, with the request's
+    /// hash, as JSON lines; `--llm replay:FILE` answers from the file
+    #[arg(long, value_name = "FILE.jsonl")]
+    record: Option<PathBuf>,
     /// The provider's base URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL),
     /// e.g. http://localhost:11434/v1 for Ollama
     #[arg(long, value_name = "URL")]
@@ -894,6 +898,13 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
             Ok(p) => std::sync::Arc::from(p),
             Err(e) => return failure(&e.to_string(), args.json),
         };
+    let provider: std::sync::Arc<dyn ptc_lisp::agent::LlmProvider> = match &args.record {
+        None => provider,
+        Some(path) => match ptc_lisp::agent::RecordingProvider::create(provider, path) {
+            Ok(p) => std::sync::Arc::new(p),
+            Err(e) => return failure(&e.to_string(), args.json),
+        },
+    };
     let session_id = args.budget.session_id();
     let loaded = match args.budget.load(args.window.overrides()) {
         Ok(l) => l,

@@ -33,7 +33,7 @@ fn model(replies: &[String]) -> Arc<ScriptedProvider> {
 
 /// A session with a `search` tool and a `products` data set.
 fn shop() -> Session {
-    let mut session = Session::new();
+    let mut session = crate::util::session();
     session
         .register_tool(
             "search",
@@ -216,14 +216,14 @@ fn an_invalid_return_is_rejected_then_a_valid_one_accepted() {
 fn a_bad_signature_is_a_setup_error() {
     let err = Agent::new(
         model(&[]),
-        Session::new(),
+        crate::util::session(),
         AgentConfig::new("x").with_signature("{count :integer}"),
     )
     .unwrap_err();
     assert!(err.to_string().contains("unknown type `:integer`"), "{err}");
     let err = Agent::new(
         model(&[]),
-        Session::new(),
+        crate::util::session(),
         AgentConfig::new("x").with_max_turns(0),
     )
     .unwrap_err();
@@ -259,7 +259,7 @@ fn command_tools_that_fail_or_time_out_are_turn_errors() {
         "fine": {"signature": "-> :map", "command": ["sh", ok]},
     }});
     let manifest = ToolManifest::from_json(&manifest, "tools.json").unwrap();
-    let mut session = Session::new();
+    let mut session = crate::util::session();
     manifest.register_into(&mut session).unwrap();
     let replies = [
         block("(tool/broken)"),
@@ -268,7 +268,7 @@ fn command_tools_that_fail_or_time_out_are_turn_errors() {
     ];
     let config = AgentConfig::new("Use the tools").with_limits(Limits {
         timeout: Duration::from_secs(10),
-        ..Limits::default()
+        ..crate::util::relaxed()
     });
     let started = std::time::Instant::now();
     let (run, provider) = run(session, config, &replies);
@@ -673,14 +673,14 @@ fn a_failing_agent_tool_is_a_tool_error_for_the_caller() {
     let child_model = model(&[block("(fail \"no sources\")")]);
     let child = Agent::new(
         child_model,
-        Session::new(),
+        crate::util::session(),
         AgentConfig::new("Look up {{q}}"),
     )
     .unwrap()
     .as_tool("lookup", "(q :string) -> :string", "Look something up");
     let provider = model(&[block("(tool/lookup \"x\")"), block("(return :gave-up)")]);
     let parent = AgentConfig::new("Ask").with_limits(Limits::generous());
-    let mut agent = Agent::new(provider, Session::new(), parent).unwrap();
+    let mut agent = Agent::new(provider, crate::util::session(), parent).unwrap();
     agent.add_agent_tool(child).unwrap();
     let run = agent.run();
     let error = run.turns[0].error().unwrap();

@@ -17,7 +17,6 @@ use ptc_lisp::agent::{
     Agent, AgentConfig, ConversationMetrics, HistorySettings, Progress, ScriptedProvider,
 };
 use ptc_lisp::history::{summary_version, Message, Policy, Role, Trim, WindowPolicy};
-use ptc_lisp::session::Session;
 
 use crate::util::{text, TempDir};
 
@@ -226,7 +225,7 @@ fn the_embedding_api_gets_the_window_too() {
         .with_max_turns(9)
         .with_history(settings);
     let notes = Notes::default();
-    let mut agent = Agent::new(model.clone(), Session::new(), config)
+    let mut agent = Agent::new(model.clone(), crate::util::session(), config)
         .unwrap()
         .with_progress(notes.clone());
     let run = agent.run();

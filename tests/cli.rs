@@ -558,3 +558,142 @@ fn data_keys_that_are_not_symbols_are_shown_as_they_are_reached() {
         text(&out.stderr)
     );
 }
+
+/// A relative `command` in a manifest is relative to the manifest's
+/// directory, wherever `ptc` runs from; a missing or non-executable
+/// program is reported when the manifest is loaded, before any call.
+#[test]
+fn manifest_commands_resolve_against_the_manifest_and_are_checked_at_load() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    let script = tools.join("search.sh");
+    std::fs::write(&script, "#!/bin/sh\nread line\necho '[\"found\"]'\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let manifest = tools.join("tools.json");
+    let write = |command: &str| {
+        std::fs::write(
+            &manifest,
+            format!(
+                r#"{{"tools": {{"search": {{"signature": "(q :string) -> [:string]",
+                                         "command": ["{command}"]}}}}}}"#
+            ),
+        )
+        .unwrap()
+    };
+    write("./search.sh");
+    // Run from elsewhere: the filesystem root.
+    let run = |program: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ptc"))
+            .current_dir("/")
+            .args(["eval", "--tools", manifest.to_str().unwrap(), program])
+            .output()
+            .unwrap()
+    };
+    let out = run("(tool/search \"x\")");
+    assert_eq!(text(&out.stdout), "[\"found\"]\n", "{}", text(&out.stderr));
+    write("./missing.sh");
+    let out = run("1");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    let expected = format!(
+        "tool `search`: `command` `./missing.sh`: {} does not exist (a relative `command` is \
+         relative to the manifest's directory)",
+        tools.join("./missing.sh").display()
+    );
+    assert!(err.contains(&expected), "{err}");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644)).unwrap();
+    write("./search.sh");
+    let err = text(&run("1").stderr);
+    assert!(err.contains("search.sh is not executable"), "{err}");
+}
+
+/// `--record` then `--llm replay:` of the offline example: the replayed
+/// run writes the same transcript byte for byte without the script; a
+/// changed configuration that changes a request is a miss naming the
+/// hash and the first differing message; a recurring request is answered
+/// in recorded order.
+#[test]
+fn a_recorded_agent_run_replays_to_the_same_transcript() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let replies = format!("script:{root}/examples/agent/replies.json");
+    let data = format!("{root}/examples/agent/data.json");
+    let tools = format!("{root}/examples/agent/tools.json");
+    let mission = "Which products must be reordered (fewer units than data/reorder_below), \
+                   and what are their remaining units worth?";
+    let run = |llm: &str, extra: &[&str]| {
+        let mut args = vec![
+            "agent",
+            "--mission",
+            mission,
+            "--llm",
+            llm,
+            "--data",
+            &data,
+            "--tools",
+            &tools,
+            "--json",
+        ];
+        args.extend(extra);
+        ptc(&args, None)
+    };
+    let (recorded, record) = (path("recorded.jsonl"), path("calls.jsonl"));
+    let out = run(&replies, &["--transcript", &recorded, "--record", &record]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let replay = format!("replay:{record}");
+    let replayed = path("replayed.jsonl");
+    let again = run(&replay, &["--transcript", &replayed]);
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    let first = std::fs::read(&recorded).unwrap();
+    assert!(!first.is_empty());
+    assert_eq!(first, std::fs::read(&replayed).unwrap());
+    let (a, b): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        serde_json::from_slice(&again.stdout).unwrap(),
+    );
+    assert_eq!(a["result"], b["result"]);
+    assert_eq!(a["turns"], b["turns"]);
+    // Each line holds the hash, the request and the response.
+    let calls = std::fs::read_to_string(&record).unwrap();
+    let line: serde_json::Value = serde_json::from_str(calls.lines().next().unwrap()).unwrap();
+    assert_eq!(line["hash"].as_str().unwrap().len(), 16);
+    assert!(line["request"]["messages"].is_array() && line["response"]["content"].is_string());
+    // A different system prompt (the signature is part of it) misses.
+    let miss = run(&replay, &["--signature", "{reorder [:string]}"]);
+    assert_eq!(miss.status.code(), Some(1));
+    let err = text(&miss.stderr);
+    assert!(
+        err.contains("replay `")
+            && err.contains("no recorded response for request ")
+            && err.contains("shares 0 leading message(s): message 1 (system) differs at character"),
+        "{err}"
+    );
+    // A request recorded twice is answered in recorded order, then is a
+    // miss that says so.
+    use ptc_lisp::agent::{ChatRequest, LlmProvider, ReplayProvider};
+    let repeated = path("repeated.jsonl");
+    let first_line: serde_json::Value =
+        serde_json::from_str(calls.lines().next().unwrap()).unwrap();
+    let with_reply = |reply: &str| {
+        let mut line = first_line.clone();
+        line["response"]["content"] = serde_json::json!(reply);
+        line
+    };
+    std::fs::write(
+        &repeated,
+        format!("{}\n{}\n", with_reply("one"), with_reply("two")),
+    )
+    .unwrap();
+    let provider = ReplayProvider::from_file(std::path::Path::new(&repeated)).unwrap();
+    let request: ChatRequest = serde_json::from_value(first_line["request"].clone()).unwrap();
+    assert_eq!(provider.complete(&request).unwrap().content, "one");
+    assert_eq!(provider.complete(&request).unwrap().content, "two");
+    let used = provider.complete(&request).unwrap_err().to_string();
+    assert!(
+        used.contains("was recorded 2 time(s) and every answer is used"),
+        "{used}"
+    );
+}

@@ -33,6 +33,15 @@ fn a_value_comes_as_json_and_in_clojure_notation_with_the_printed_lines() {
     assert_eq!(o["error"], Json::Null);
     assert!(o["steps"].as_u64().unwrap() >= 1);
     assert!(o["timing_ms"]["total"].as_f64().unwrap() > 0.0);
+    assert_whole_micros(&o["timing_ms"]["total"]);
+}
+
+/// A time in milliseconds is printed with at most three decimals (whole
+/// microseconds), never float noise like `0.09758499999999999`.
+fn assert_whole_micros(ms: &Json) {
+    let printed = ms.to_string();
+    let decimals = printed.split('.').nth(1).map_or(0, str::len);
+    assert!(ms.is_number() && decimals <= 3, "{printed}");
 }
 
 #[test]
@@ -119,6 +128,13 @@ fn with_stats_the_stats_are_a_json_object_on_stderr() {
     assert_eq!(object(&out)["result"], json!(3));
     let stats: Json = serde_json::from_str(text(&out.stderr).trim()).unwrap();
     assert!(stats["phases_ms"]["eval"].is_number(), "{stats}");
+    for phase in ["read_data", "parse", "analyze", "eval", "print"] {
+        assert_whole_micros(&stats["phases_ms"][phase]);
+    }
+    for key in ["median", "min", "max"] {
+        assert_whole_micros(&stats["eval_ms"][key]);
+        assert_whole_micros(&stats["run_ms"][key]);
+    }
 }
 
 #[test]

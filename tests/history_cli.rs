@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use ptc_lisp::agent::{Agent, AgentConfig, HistorySettings, ScriptedProvider};
 use ptc_lisp::history::{parse_jsonl, summary_version, Message, Policy, Role, TokenCounter};
-use ptc_lisp::session::Session;
 
 /// A coding session: system, protected developer note, 40 turns each
 /// with a user request, two tool calls with results and an answer.
@@ -243,7 +242,7 @@ fn synthetic_long_session_test() {
     let config = AgentConfig::new("Walk through the data, then return {:done step3}.")
         .with_max_turns(turns)
         .with_history(settings);
-    let mut agent = Agent::new(provider.clone(), Session::new(), config).unwrap();
+    let mut agent = Agent::new(provider.clone(), crate::util::session(), config).unwrap();
     let run = agent.run();
     assert!(run.succeeded(), "{:?}", run.outcome);
     assert!(
@@ -362,7 +361,7 @@ fn with_compression_the_compressed_prompt_is_counted() {
         .with_max_turns(3)
         .with_compression(true)
         .with_history(settings);
-    let mut agent = Agent::new(provider.clone(), Session::new(), config).unwrap();
+    let mut agent = Agent::new(provider.clone(), crate::util::session(), config).unwrap();
     let run = agent.run();
     assert!(run.succeeded());
     let estimates: Vec<usize> = run

@@ -196,3 +196,35 @@ fn a_missing_working_directory_is_named() {
         );
     }
 }
+
+/// Protocol errors get JSON-RPC error codes as the MCP specification
+/// has them: an unknown tool is invalid params (-32602, naming the
+/// tools), an unknown method is method not found (-32601); a mistake in
+/// the program or its arguments stays a tool result marked `isError`, which
+/// the model can read and correct. The server goes on after each.
+#[test]
+fn protocol_errors_carry_the_specified_codes() {
+    let mut server = Server::start();
+    server.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "nope", "arguments": {}}}));
+    let answer = server.answer(&json!(1));
+    assert_eq!(answer["error"]["code"], json!(-32602), "{answer}");
+    assert_eq!(
+        answer["error"]["message"],
+        json!("no tool `nope`; the tools are `run`, `reset` and `describe`")
+    );
+    server.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "no/such"}));
+    let answer = server.answer(&json!(2));
+    assert_eq!(answer["error"]["code"], json!(-32601), "{answer}");
+    server.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "run", "arguments": {}}}));
+    let answer = server.answer(&json!(3));
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert!(
+        text_of(&answer).contains("`run` needs `program`"),
+        "{answer}"
+    );
+    let answer = server.run(4, "(+ 1");
+    assert_eq!(answer["result"]["isError"], json!(true), "{answer}");
+    assert_eq!(text_of(&server.run(5, "(+ 1 2)")), "3");
+}

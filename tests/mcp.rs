@@ -504,10 +504,10 @@ fn misbehaving_servers_give_clear_errors_and_the_session_survives() {
         json!({"mcp_servers": {
             "flaky": {"command": "python3",
                       "args": [root().join("tests/mcp/misbehaving_server.py")],
-                      "timeout_ms": 2000},
+                      "timeout_ms": 6000},
             "noisy": {"command": "python3",
                       "args": [root().join("tests/mcp/misbehaving_server.py"), "ok", "other"],
-                      "prefix": "n_", "timeout_ms": 2000}}})
+                      "prefix": "n_", "timeout_ms": 6000}}})
         .to_string(),
     )
     .unwrap();
@@ -524,9 +524,9 @@ fn misbehaving_servers_give_clear_errors_and_the_session_survives() {
     for expected in [
         "Tool `fail` failed: MCP server `flaky` reported an error: the frobnicator is out of order",
         "Tool `protocol_error` failed: MCP server `flaky`: protocol error -32602: bad frob level",
-        "Tool `hang` got no answer from MCP server `flaky` within 2000 ms (its timeout_ms)",
-        "Tool `n_garbage` got no answer from MCP server `noisy` within 2000 ms (its timeout_ms); it wrote output that is not JSON-RPC: `<html>502 Bad Gateway</html>`",
-        "Tool `huge` got no answer from MCP server `flaky` within 2000 ms (its timeout_ms); it wrote output that is not JSON-RPC: `a line of 17825",
+        "Tool `hang` got no answer from MCP server `flaky` within 6000 ms (its timeout_ms)",
+        "Tool `n_garbage` got no answer from MCP server `noisy` within 6000 ms (its timeout_ms); it wrote output that is not JSON-RPC: `<html>502 Bad Gateway</html>`",
+        "Tool `huge` got no answer from MCP server `flaky` within 6000 ms (its timeout_ms); it wrote output that is not JSON-RPC: `a line of 17825",
         "Tool `crash` failed: MCP server `flaky` is no longer running (it closed the connection); it exited with code 3; its standard error ends: segfault in the frobnicator",
         "Tool `echo` failed: MCP server `flaky` is no longer running",
         "\"still here\"",
@@ -578,16 +578,16 @@ fn servers_that_fail_to_start_are_named() {
             json!({"mcp_servers": {"slow": {
                 "command": "python3",
                 "args": [root().join("tests/mcp/misbehaving_server.py"), mode],
-                "timeout_ms": 500}}})
+                "timeout_ms": 3000}}})
             .to_string(),
         )
         .unwrap();
         let started = Instant::now();
         let out = ptc_in(dir.path(), &["eval", "--tools", "tools.json", "1"], None);
-        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(started.elapsed() < Duration::from_secs(15));
         let err = text(&out.stderr);
         assert!(
-            err.contains("MCP server `slow` failed to start: no answer to `initialize` and `tools/list` within 500 ms")
+            err.contains("MCP server `slow` failed to start: no answer to `initialize` and `tools/list` within 3000 ms")
                 && err.contains(note),
             "{err}"
         );
@@ -597,6 +597,35 @@ fn servers_that_fail_to_start_are_named() {
         text(&out.stderr).contains("no `=`"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// `--mcp` servers have a start-up limit of their own (default 10 s, not
+/// the manifest's 30 s), set with `--mcp-timeout-ms` and named in the
+/// error: `cat` echoes the request back and never answers it.
+#[test]
+fn an_mcp_server_that_never_answers_fails_at_the_mcp_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = ptc_in(
+        dir.path(),
+        &["eval", "--mcp", "x=cat", "--mcp-timeout-ms", "300", "1"],
+        None,
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "MCP server `x` failed to start: no answer to `initialize` and `tools/list` \
+             within 300 ms (raise it with --mcp-timeout-ms)"
+        ),
+        "{err}"
+    );
+    let help = text(&ptc_in(dir.path(), &["eval", "--help"], None).stdout);
+    assert!(
+        help.contains("--mcp-timeout-ms <MS>") && help.contains("[default: 10000]"),
+        "{help}"
     );
 }
 

@@ -132,11 +132,47 @@ fn long_results_are_truncated_with_a_count() {
     assert_eq!(
         note,
         format!(
-            "(truncated: {} of 10000 items shown; *1 holds it all \u{2014} use println or :history to see more)",
+            "(truncated: {} of 10000 items shown; *1 holds it all; a line `:more` after the form prints it all)",
             numbers.len()
         )
     );
     assert_eq!(text.lines().nth(1), Some("10000"));
+}
+
+/// `:more` prints the last result whole, however long, and it re-reads
+/// to the same value; before any result it is an error.
+#[test]
+fn more_prints_the_last_result_in_full() {
+    let out = piped(
+        &[],
+        "(vec (range 10000))
+:more
+",
+    );
+    let text = stdout(&out);
+    let whole = text.lines().nth(1).unwrap();
+    let expected: Vec<String> = (0..10000).map(|n| n.to_string()).collect();
+    assert_eq!(whole, format!("[{}]", expected.join(" ")));
+    // Pretty-printed to COLUMNS, still whole.
+    let out = piped_with_env(
+        &[],
+        &[("COLUMNS", "60")],
+        "(into {} (map (fn [i] [i (str i)]) (range 300)))\n:more\n",
+    );
+    let text = stdout(&out);
+    let (cut, whole) = text
+        .split_once("shown; *1 holds it all; a line `:more` after the form prints it all)\n")
+        .unwrap();
+    assert!(cut.lines().count() <= 50, "{cut}");
+    assert_eq!(whole.lines().count(), 300, "{whole}");
+    assert!(whole.lines().all(|l| l.chars().count() <= 60), "{whole}");
+    let out = piped(&[], ":more\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(":more: no result yet"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -444,7 +480,7 @@ fn help_and_unknown_commands() {
         "{err}"
     );
     assert!(
-        err.contains(":help :doc :apropos :env :context :history :tokens"),
+        err.contains(":help :doc :apropos :env :more :context :history :tokens"),
         "{err}"
     );
 }
@@ -563,6 +599,17 @@ mod pty {
         repl.expect("ptc> ");
         repl.enter("(+ kept 1)");
         repl.expect("8");
+    }
+
+    #[test]
+    fn a_cut_result_names_more_which_prints_it_all() {
+        let mut repl = start(&[]);
+        repl.enter("(vec (range 3000))");
+        repl.expect("of 3000 items shown; *1 holds it all; :more prints it all)");
+        repl.enter(":more");
+        repl.expect("2997 2998 2999]");
+        repl.enter("(count *1)");
+        repl.expect("3000");
     }
 
     #[test]

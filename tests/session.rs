@@ -33,7 +33,7 @@ fn err(session: &mut Session, program: &str) -> (String, String) {
 fn users_session() -> (Session, Arc<Mutex<Vec<String>>>) {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let seen = calls.clone();
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "fetch-users",
         "(role :string) -> [{name :string}]",
@@ -77,7 +77,7 @@ fn ns_002_data_namespace_is_read_only_input() {
 
 #[test]
 fn ns_003_user_namespace_grows_with_def_and_defn() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def x 1)");
     ok(&mut s, "(defn f [y] (+ x y))");
     let names: Vec<&str> = s.memory().iter().map(|e| e.name.as_str()).collect();
@@ -111,7 +111,7 @@ fn ns_006_local_definitions_take_precedence_over_fallback() {
 
 #[test]
 fn ns_007_ambiguous_reference_is_a_runtime_error() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool("foo", "-> :int", "", |_| Ok(Value::Int(1)))
         .unwrap();
     s.set_data("foo", 2);
@@ -284,12 +284,12 @@ fn dbg_003_turns_round_trip_through_json() {
 
 #[test]
 fn dbg_003_a_restored_closure_cannot_be_called_but_does_not_panic() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(defn twice [x] (* 2 x))");
     let text = serde_json::to_string(&s.turns()[0].memory).unwrap();
     let memory: ptc_lisp::session::Memory = serde_json::from_str(&text).unwrap();
     let f = memory.get("twice").unwrap().value.clone();
-    let mut other = Session::new();
+    let mut other = crate::util::session();
     other.set_data("f", f);
     let (code, text) = err(&mut other, "(data/f 2)");
     assert_eq!(code, "execution-error");
@@ -298,7 +298,7 @@ fn dbg_003_a_restored_closure_cannot_be_called_but_does_not_panic() {
 
 #[test]
 fn def_001_redefinition_within_a_turn_keeps_only_the_final_value() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def x 1) (def x 2)");
     assert_eq!(s.memory().len(), 1);
     assert_eq!(s.turns()[0].defined, ["x"]);
@@ -316,7 +316,7 @@ fn user_of(s: &Session) -> String {
 
 #[test]
 fn def_002_redefinition_across_turns_latest_wins() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def x 1)");
     ok(&mut s, "(def x \"two\")");
     assert_eq!(pr_str(&s.memory().get("x").unwrap().value), "\"two\"");
@@ -327,7 +327,7 @@ fn def_002_redefinition_across_turns_latest_wins() {
 
 #[test]
 fn def_003_def_nil_shows_nil() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def x nil)");
     assert!(user_of(&s).contains("\nx                                ; = nil\n"));
 }
@@ -336,14 +336,14 @@ fn def_003_def_nil_shows_nil() {
 /// TYP-001 note in tests/compression.rs).
 #[test]
 fn def_004_def_empty_vector_shows_vector_0() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def x [])");
     assert!(user_of(&s).contains("\nx                                ; = vector[0]\n"));
 }
 
 #[test]
 fn def_005_def_and_defn_both_take_docstrings() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(
         &mut s,
         "(def limit \"Max rows\" 10) (defn top \"First n rows\" [n] (take n [1 2 3]))",
@@ -369,7 +369,7 @@ fn def_005_def_and_defn_both_take_docstrings() {
 
 #[test]
 fn def_006_docstrings_are_captured_at_execution_time() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(if false (def x \"never\" 1) (def x \"taken\" 2))");
     assert_eq!(s.memory().get("x").unwrap().doc.as_deref(), Some("taken"));
     ok(&mut s, "(def x \"replaced\" 3)");
@@ -387,7 +387,7 @@ fn def_006_docstrings_are_captured_at_execution_time() {
 
 #[test]
 fn def_007_semicolons_are_removed_from_docstrings() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(
         &mut s,
         "(defn f \"Adds; then ;; doubles\n  twice\" [x] (* 2 x))",
@@ -410,7 +410,7 @@ fn def_007_semicolons_are_removed_from_docstrings() {
 
 #[test]
 fn def_008_definitions_from_all_previous_turns_are_shown() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def a 1)");
     ok(&mut s, "(def b 2)");
     ok(&mut s, "(def c 3)");
@@ -427,7 +427,7 @@ fn def_008_definitions_from_all_previous_turns_are_shown() {
 
 #[test]
 fn def_009_definitions_appear_in_order_of_definition() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def zeta 1) (defn alpha [] 2)");
     ok(&mut s, "(def mid 3) (def zeta 4)");
     let text = user_of(&s);
@@ -440,7 +440,7 @@ fn def_009_definitions_appear_in_order_of_definition() {
 
 #[test]
 fn trn_008_each_println_call_is_captured_in_the_turn() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(
         &mut s,
         "(println \"a\" 1) (doseq [i [2 3]] (println i)) (println)",
@@ -450,14 +450,14 @@ fn trn_008_each_println_call_is_captured_in_the_turn() {
 
 #[test]
 fn trn_009_multiline_println_is_one_call() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(println \"one\\ntwo\\nthree\")");
     assert_eq!(s.turns()[0].prints, ["one\ntwo\nthree"]);
 }
 
 #[test]
 fn trn_011_println_output_is_truncated_per_call() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(
         &mut s,
         "(println (apply str (map (fn [_] \"x\") (range 2500)))) (println \"short\")",
@@ -468,7 +468,7 @@ fn trn_011_println_output_is_truncated_per_call() {
     assert_eq!(prints[1], "short");
     let mut s = Session::new().with_limits(Limits {
         println_truncate: 10,
-        ..Limits::default()
+        ..crate::util::relaxed()
     });
     ok(&mut s, "(println \"0123456789abc\")");
     assert_eq!(s.turns()[0].prints, ["0123456789..."]);
@@ -476,7 +476,7 @@ fn trn_011_println_output_is_truncated_per_call() {
 
 #[test]
 fn session_a_failed_turn_changes_no_definition() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "(def x 1)");
     let (code, _) = err(&mut s, "(def x 2) (def y 3) (first 5)");
     assert_eq!(code, "type-error");
@@ -488,7 +488,7 @@ fn session_a_failed_turn_changes_no_definition() {
 
 #[test]
 fn session_star_1_2_3_hold_the_last_successful_results() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     ok(&mut s, "1");
     ok(&mut s, "2");
     err(&mut s, "(first 5)");
@@ -499,7 +499,7 @@ fn session_star_1_2_3_hold_the_last_successful_results() {
 
 #[test]
 fn session_star_e_holds_the_last_error() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     assert_eq!(ok(&mut s, "*e"), "nil");
     err(&mut s, "(+ 1 nil)");
     assert_eq!(
@@ -520,7 +520,7 @@ fn session_star_e_holds_the_last_error() {
 
 #[test]
 fn session_return_and_fail_end_the_turn_and_are_recorded() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     let t = s.eval("(def x 1) (return {:ok x}) (def y 2)");
     assert!(t.success && t.returned() && !t.failed_mission());
     assert_eq!(pr_str(t.result().unwrap()), "{:ok 1}");
@@ -533,7 +533,7 @@ fn session_return_and_fail_end_the_turn_and_are_recorded() {
 fn session_limits_are_configurable_per_session() {
     let mut s = Session::new().with_limits(Limits {
         max_steps: 100,
-        ..Limits::default()
+        ..crate::util::relaxed()
     });
     let (code, _) = err(&mut s, "(loop [i 0] (if (< i 1000) (recur (inc i)) i))");
     assert_eq!(code, "step-limit-exceeded");
@@ -548,7 +548,7 @@ fn session_limits_are_configurable_per_session() {
 fn session_tool_arguments_are_positional_or_named() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "search",
         "(query :string, limit :int?) -> [:string]",
@@ -593,7 +593,7 @@ fn session_tool_arguments_are_positional_or_named() {
 fn session_tool_arguments_are_checked_against_the_signature() {
     let calls = Arc::new(Mutex::new(0));
     let count = calls.clone();
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "search",
         "(query :string, limit :int?, opts {min :float, tags [:keyword]}?) -> [:string]",
@@ -650,7 +650,7 @@ fn session_tool_arguments_are_checked_against_the_signature() {
 
 #[test]
 fn session_a_tool_result_that_breaks_its_signature_is_the_tools_error() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool("names", "-> [:string]", "", |_| {
         Ok(Value::vector([Value::from("a"), Value::Int(2)]))
     })
@@ -682,7 +682,7 @@ fn session_a_tool_result_that_breaks_its_signature_is_the_tools_error() {
 
 #[test]
 fn session_tool_errors_fail_the_turn_and_are_recorded() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "flaky",
         "-> :any",
@@ -705,7 +705,7 @@ fn session_tool_errors_fail_the_turn_and_are_recorded() {
 
 #[test]
 fn session_registration_errors_are_clear() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     let e = s
         .register_tool("q", "(x :strng) -> :any", "", |_| Ok(Value::Nil))
         .unwrap_err();
@@ -722,7 +722,7 @@ fn session_registration_errors_are_clear() {
 
 #[test]
 fn session_data_from_json_keeps_order_and_rejects_non_objects() {
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.set_data_json(&serde_json::json!({"b": 1, "a": [1, 2]}))
         .unwrap();
     let names: Vec<&str> = s.data().iter().map(|(n, _)| n.as_str()).collect();
@@ -740,7 +740,7 @@ fn session_interrupt_stops_a_running_turn() {
     let mut s = Session::new().with_limits(Limits {
         max_steps: u64::MAX,
         timeout: std::time::Duration::from_secs(30),
-        ..Limits::default()
+        ..crate::util::relaxed()
     });
     let flag = s.interrupt_handle();
     flag.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -752,7 +752,7 @@ fn session_interrupt_stops_a_running_turn() {
 fn session_tool_args_typed_accessors_name_the_argument() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.register_tool(
         "book",
         "(room :string, nights :int, rate :float, late :bool?, guest {name :string}?) -> :any",
@@ -798,7 +798,7 @@ fn session_data_from_serialize_and_json_text_are_checked() {
         id: u64,
         tags: Vec<&'static str>,
     }
-    let mut s = Session::new();
+    let mut s = crate::util::session();
     s.set_data_from(
         "rows",
         &vec![Row {

@@ -36,6 +36,7 @@ mod mcp;
 mod properties;
 mod providers;
 mod reader_props;
+mod readme;
 mod redaction;
 mod regressions;
 mod repl;

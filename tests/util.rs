@@ -22,7 +22,22 @@ pub fn eval_with(src: &str, data: &str, limits: Limits) -> Result<Value, Error> 
 }
 
 pub fn eval(src: &str) -> Result<Value, Error> {
-    eval_with(src, "{}", Limits::default())
+    eval_with(src, "{}", relaxed())
+}
+
+/// The default limits with a generous wall-clock bound: for tests that
+/// are not about the time limit, so a busy machine (or a backtrace
+/// captured under `RUST_BACKTRACE=1`) cannot make them fail.
+pub fn relaxed() -> Limits {
+    Limits {
+        timeout: std::time::Duration::from_secs(120),
+        ..Limits::default()
+    }
+}
+
+/// A session with [`relaxed`] limits.
+pub fn session() -> ptc_lisp::session::Session {
+    ptc_lisp::session::Session::new().with_limits(relaxed())
 }
 
 /// Assert that `src` evaluates to a value printing as `expected`.

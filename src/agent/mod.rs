@@ -74,6 +74,7 @@ pub mod openai;
 pub mod parse;
 pub mod prompt;
 pub mod provider;
+pub mod replay;
 pub mod runner;
 pub mod scripted;
 pub mod signature_check;
@@ -85,6 +86,7 @@ pub use message::{ChatMessage, ChatRequest, ChatResponse, Role, Usage};
 pub use parse::{extract_program, ExtractedProgram, ExtractionRule, NO_CODE_INSTRUCTION};
 pub use prompt::{system_prompt, PromptOptions};
 pub use provider::{provider_from_spec, LlmProvider, ProviderError, ProviderOptions};
+pub use replay::{request_hash, RecordingProvider, ReplayProvider};
 pub use runner::{
     eval_reply, prompt_messages, Agent, AgentConfig, AgentError, AgentOutcome, AgentRun, AgentTool,
     ModelCall, ModelOptions, Progress, Quiet, TurnReport,

@@ -124,7 +124,7 @@ impl std::fmt::Debug for ProviderOptions {
 }
 
 /// The spec prefixes [`provider_from_spec`] understands.
-pub const PROVIDER_PREFIXES: [&str; 3] = ["openai", "anthropic", "script"];
+pub const PROVIDER_PREFIXES: [&str; 4] = ["openai", "anthropic", "script", "replay"];
 
 /// Build a provider from a spec: `openai:MODEL` (any OpenAI-compatible
 /// Chat Completions server), `anthropic:MODEL`, or `script:FILE` (replies
@@ -147,7 +147,7 @@ pub fn provider_from_spec(
     spec: &str,
     options: ProviderOptions,
 ) -> Result<Box<dyn LlmProvider>, ProviderError> {
-    let usage = "write `openai:MODEL`, `anthropic:MODEL` or `script:FILE`";
+    let usage = "write `openai:MODEL`, `anthropic:MODEL`, `script:FILE` or `replay:FILE`";
     let Some((prefix, rest)) = spec.split_once(':') else {
         return Err(ProviderError::Config(format!(
             "The provider spec `{spec}` has no prefix; {usage}"
@@ -155,7 +155,11 @@ pub fn provider_from_spec(
     };
     let rest = rest.trim();
     if rest.is_empty() {
-        let what = if prefix == "script" { "FILE" } else { "MODEL" };
+        let what = if prefix == "script" || prefix == "replay" {
+            "FILE"
+        } else {
+            "MODEL"
+        };
         return Err(ProviderError::Config(format!(
             "The provider spec `{spec}` is missing its {what}; {usage}"
         )));
@@ -172,6 +176,9 @@ pub fn provider_from_spec(
             Ok(Box::new(AnthropicProvider::new(rest, config)?))
         }
         "script" => Ok(Box::new(ScriptedProvider::from_file(Path::new(rest))?)),
+        "replay" => Ok(Box::new(super::replay::ReplayProvider::from_file(
+            Path::new(rest),
+        )?)),
         other => {
             let hint = match crate::error::suggest(other, PROVIDER_PREFIXES).first() {
                 Some(near) => format!(" (did you mean `{near}`?)"),

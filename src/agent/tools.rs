@@ -22,8 +22,11 @@
 //! and must print one JSON value on standard output. A non-zero exit is an
 //! error that quotes standard error; a tool still running at its timeout
 //! is killed (on Unix with every process it started, as it runs in a
-//! process group of its own). Relative program paths resolve against the
-//! working directory, as in a shell.
+//! process group of its own). A program named by a path with a `/` in it
+//! (`./search.sh`, `bin/search`) that is relative resolves against the
+//! manifest's directory when the manifest is loaded from a file, and
+//! [`ToolManifest::load`] checks that it exists and is executable; a bare
+//! name (`python3`) is looked up on `PATH` when the tool runs.
 //!
 //! A manifest may also (or only) hold `mcp_servers`, a table from server
 //! names to MCP servers to start (`command`, `args`, `env`, `cwd`,
@@ -157,7 +160,63 @@ impl ToolManifest {
             file: file.clone(),
             message: e.to_string(),
         })?;
-        Self::parse(&text, &file, ManifestFormat::detect(path, &text))
+        let mut manifest = Self::parse(&text, &file, ManifestFormat::detect(path, &text))?;
+        let dir = std::path::absolute(path)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf))
+            .unwrap_or_default();
+        manifest.resolve_commands(&dir, &file)?;
+        Ok(manifest)
+    }
+
+    /// Make each command tool's relative program path (one with a `/`)
+    /// relative to `dir` (the manifest's directory), and check that every
+    /// program given by a path exists and is executable, so that a
+    /// mistake shows at start-up, not at the first call.
+    fn resolve_commands(&mut self, dir: &Path, file: &str) -> Result<(), ManifestError> {
+        for tool in &mut self.tools {
+            let ToolImpl::Command(command) = &mut tool.implementation else {
+                continue;
+            };
+            let Some(program) = command.argv.first_mut() else {
+                continue;
+            };
+            if !program.contains('/') {
+                continue;
+            }
+            let written = program.clone();
+            let path = Path::new(&written);
+            let resolved = if path.is_absolute() {
+                path.to_path_buf()
+            } else {
+                dir.join(path)
+            };
+            let problem = match std::fs::metadata(&resolved) {
+                Err(_) => Some("does not exist"),
+                Ok(meta) if !meta.is_file() => Some("is not a file"),
+                Ok(meta) if !is_executable(&meta) => {
+                    Some("is not executable (on Unix: chmod +x it)")
+                }
+                Ok(_) => None,
+            };
+            if let Some(problem) = problem {
+                let whence = if path.is_absolute() {
+                    String::new()
+                } else {
+                    " (a relative `command` is relative to the manifest's directory)".to_string()
+                };
+                return Err(ManifestError::Tool {
+                    file: file.to_string(),
+                    tool: tool.name.clone(),
+                    message: format!(
+                        "`command` `{written}`: {} {problem}{whence}",
+                        resolved.display()
+                    ),
+                });
+            }
+            *program = resolved.display().to_string();
+        }
+        Ok(())
     }
 
     /// Parse and check manifest text; `file` names it in errors.
@@ -235,6 +294,20 @@ impl ToolManifest {
 
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.tools.iter().map(|t| t.name.as_str())
+    }
+}
+
+/// Whether a file may be run: on Unix, any execute bit.
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        true
     }
 }
 
@@ -437,6 +510,7 @@ fn mcp_server(name: &str, decl: &Json) -> Result<crate::mcp::McpServerConfig, St
         env,
         cwd,
         timeout,
+        timeout_option: "timeout_ms",
         prefix,
     })
 }

@@ -139,6 +139,13 @@ fn error_json(e: &TurnError, file: Option<&Path>) -> Json {
     })
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+/// A duration in milliseconds, rounded to the microsecond so that JSON
+/// shows `0.098`, not float noise like `0.09758499999999999`.
+pub(crate) fn ms(d: Duration) -> f64 {
+    round_us(d.as_secs_f64() * 1000.0)
+}
+
+/// Milliseconds rounded to three decimals (whole microseconds).
+pub(crate) fn round_us(ms: f64) -> f64 {
+    (ms * 1000.0).round() / 1000.0
 }

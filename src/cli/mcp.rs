@@ -10,8 +10,8 @@ use ptc_lisp::agent::ToolManifest;
 use ptc_lisp::mcp::{McpServerConfig, McpServers};
 use ptc_lisp::session::Session;
 
-/// The `--mcp` option.
-#[derive(Args, Clone, Debug, Default)]
+/// The `--mcp` option and its start-up limit.
+#[derive(Args, Clone, Debug)]
 pub struct McpArgs {
     /// Start an MCP server and make its tools `tool/` functions:
     /// 'NAME=COMMAND ARGS...' (split like a shell command line, no shell
@@ -19,6 +19,25 @@ pub struct McpArgs {
     /// (repeatable)
     #[arg(long = "mcp", value_name = "NAME=COMMAND")]
     pub servers: Vec<String>,
+    /// How long each `--mcp` server may take to start (answer
+    /// `initialize` and `tools/list`) and to answer one call, in
+    /// milliseconds (a manifest's servers have their own `timeout_ms`)
+    #[arg(long = "mcp-timeout-ms", value_name = "MS", default_value_t = DEFAULT_MCP_TIMEOUT_MS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub mcp_timeout_ms: u64,
+}
+
+/// The default of `--mcp-timeout-ms`: a server that never answers its
+/// `initialize` is reported after 10 s.
+pub const DEFAULT_MCP_TIMEOUT_MS: u64 = 10_000;
+
+impl Default for McpArgs {
+    fn default() -> Self {
+        McpArgs {
+            servers: Vec::new(),
+            mcp_timeout_ms: DEFAULT_MCP_TIMEOUT_MS,
+        }
+    }
 }
 
 /// The tools of a session: a manifest's tools and the MCP servers of the
@@ -45,7 +64,10 @@ impl ToolSources {
             .map(|(_, m)| m.mcp_servers.clone())
             .unwrap_or_default();
         for spec in &mcp.servers {
-            configs.push(McpServerConfig::parse_cli(spec)?);
+            let mut config = McpServerConfig::parse_cli(spec)?;
+            config.timeout = std::time::Duration::from_millis(mcp.mcp_timeout_ms);
+            config.timeout_option = "--mcp-timeout-ms";
+            configs.push(config);
         }
         let servers = if configs.is_empty() {
             None

@@ -35,9 +35,7 @@ pub struct RunStats {
     pub data_memory: Option<u64>,
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
+use super::json_report::{ms, round_us};
 
 /// (median, min, max) of the evaluations, in milliseconds.
 fn spread(evals: &[Duration]) -> (f64, f64, f64) {
@@ -50,7 +48,7 @@ fn spread(evals: &[Duration]) -> (f64, f64, f64) {
     let median = if sorted.len() % 2 == 1 {
         sorted[mid]
     } else {
-        (sorted[mid - 1] + sorted[mid]) / 2.0
+        round_us((sorted[mid - 1] + sorted[mid]) / 2.0)
     };
     (median, sorted[0], sorted[sorted.len() - 1])
 }

@@ -3,7 +3,8 @@
 //!
 //! Truncation rules: a collection shows at most `limit` items, then `...`;
 //! the outermost truncated collection is followed by
-//! ` (first M of N items)`. A string longer than `printable_limit`
+//! ` (first M of N items)`, or ` (M of N keys shown)` for a map, so that
+//! the count cannot be read as the length of a vector next to it. A string longer than `printable_limit`
 //! characters is cut there and ends with `...` inside its quotes. Nested
 //! collections share one budget of `printable_limit` characters: once the
 //! text is that long, later items are left out as `...` (the first item of
@@ -75,10 +76,22 @@ pub fn write_clojure(out: &mut String, value: &Value, opts: FormatOptions) -> bo
         truncated: false,
     };
     let top_note = w.value(value, 0);
-    if let Some((total, shown)) = top_note {
-        let _ = write!(w.out, " (first {shown} of {total} items)");
+    match top_note {
+        Some(Cut::Map { total, shown }) => {
+            let _ = write!(w.out, " ({shown} of {total} keys shown)");
+        }
+        Some(Cut::Items { total, shown }) => {
+            let _ = write!(w.out, " (first {shown} of {total} items)");
+        }
+        None => {}
     }
     w.truncated
+}
+
+/// How a collection was cut: `shown` of its `total` entries or items.
+enum Cut {
+    Items { total: usize, shown: usize },
+    Map { total: usize, shown: usize },
 }
 
 struct Writer<'a> {
@@ -92,7 +105,7 @@ struct Writer<'a> {
 impl Writer<'_> {
     /// Write one value; returns `(total, shown)` when this collection itself
     /// was cut, so the caller can add the note at the top level.
-    fn value(&mut self, v: &Value, depth: usize) -> Option<(usize, usize)> {
+    fn value(&mut self, v: &Value, depth: usize) -> Option<Cut> {
         if depth > MAX_DEPTH {
             self.out.push_str("...");
             self.truncated = true;
@@ -126,6 +139,7 @@ impl Writer<'_> {
                     shown += 1;
                 }
                 self.cut(m.len(), shown, "}")
+                    .map(|(total, shown)| Cut::Map { total, shown })
             }
             other => {
                 crate::value::write_pr(self.out, other);
@@ -141,7 +155,7 @@ impl Writer<'_> {
         len: usize,
         items: impl Iterator<Item = &'v Value>,
         depth: usize,
-    ) -> Option<(usize, usize)> {
+    ) -> Option<Cut> {
         let mut shown = 0;
         self.out.push_str(open);
         for item in items.take(self.opts.limit) {
@@ -155,6 +169,7 @@ impl Writer<'_> {
             shown += 1;
         }
         self.cut(len, shown, close)
+            .map(|(total, shown)| Cut::Items { total, shown })
     }
 
     /// True when the shared budget is spent and the next item (the
@@ -400,7 +415,7 @@ mod tests {
         assert!(fmt("#{1 2 3 4}", 3, 80).ends_with(" ...} (first 3 of 4 items)"));
         assert_eq!(
             fmt("{:a 1 :b 2 :c 3 :d 4}", 2, 80),
-            "{:a 1, :b 2 ...} (first 2 of 4 items)"
+            "{:a 1, :b 2 ...} (2 of 4 keys shown)"
         );
         assert_eq!(fmt("[[1 2 3 4] 5]", 3, 80), "[[1 2 3 ...] 5]");
         assert_eq!(fmt("\"very long string here\"", 3, 10), "\"very long ...\"");

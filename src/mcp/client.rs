@@ -80,6 +80,8 @@ impl std::fmt::Debug for McpServers {
 struct Connection {
     name: String,
     timeout: Duration,
+    /// The setting that gives `timeout`, for messages.
+    timeout_option: &'static str,
     runtime: Arc<Runtime>,
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
@@ -389,8 +391,9 @@ impl Connection {
             }
             Err(_) => {
                 return Err(unstarted(format!(
-                    "no answer to `initialize` and `tools/list` within {} ms (timeout_ms)",
-                    config.timeout.as_millis()
+                    "no answer to `initialize` and `tools/list` within {} ms (raise it with {})",
+                    config.timeout.as_millis(),
+                    config.timeout_option
                 )))
             }
         };
@@ -398,6 +401,7 @@ impl Connection {
             Connection {
                 name: name.clone(),
                 timeout: config.timeout,
+                timeout_option: config.timeout_option,
                 runtime: runtime.clone(),
                 peer: service.peer().clone(),
                 service: Mutex::new(Some(service)),
@@ -461,8 +465,9 @@ impl Connection {
             )),
             Err(Stopped::Deadline) => Err(format!(
                 "Tool `{tool}` got no answer from MCP server `{server}` within {} ms \
-                 (its timeout_ms){}",
+                 (its {}){}",
                 self.timeout.as_millis(),
+                self.timeout_option,
                 self.notes()
             )),
         }

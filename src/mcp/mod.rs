@@ -47,6 +47,9 @@ pub struct McpServerConfig {
     pub cwd: Option<PathBuf>,
     /// The limit on starting (initialize and `tools/list`) and on each call.
     pub timeout: Duration,
+    /// The setting that gives `timeout`, named when it runs out:
+    /// `timeout_ms` (a manifest's) unless a caller says otherwise.
+    pub timeout_option: &'static str,
     /// Put before each of the server's tool names (`fs_` makes `read_file`
     /// `tool/fs_read_file`); empty for none.
     pub prefix: String,
@@ -96,6 +99,7 @@ impl McpServerConfig {
             env: Vec::new(),
             cwd: None,
             timeout: DEFAULT_MCP_TIMEOUT,
+            timeout_option: "timeout_ms",
             prefix: prefix.to_string(),
         })
     }

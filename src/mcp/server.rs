@@ -231,7 +231,7 @@ impl PtcServer {
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Json {
+    ) -> Result<Json, ErrorData> {
         let arguments = request.arguments.unwrap_or_default();
         let (tx, rx) = oneshot::channel();
         let mut number = 0;
@@ -243,49 +243,52 @@ impl PtcServer {
                         crate::input::MAX_PROGRAM_BYTES,
                         "for program text",
                     );
-                    return text_result(&format!("error: {} ({})", e.message(), e.code()), true);
+                    return Ok(text_result(
+                        &format!("error: {} ({})", e.message(), e.code()),
+                        true,
+                    ));
                 }
                 Some(program) => {
                     number = self.worker.numbered.fetch_add(1, Ordering::SeqCst) + 1;
                     Job::Run(number, program.to_string(), tx)
                 }
                 None => {
-                    return text_result(
+                    return Ok(text_result(
                         "error: `run` needs `program`, the PTC-Lisp source to run (a string)",
                         true,
-                    )
+                    ))
                 }
             },
             "reset" => Job::Reset(tx),
             "describe" => {
                 let (dtx, drx) = oneshot::channel();
                 if self.worker.jobs.send(Job::Describe(dtx)).is_err() {
-                    return text_result("error: the session thread has stopped", true);
+                    return Err(stopped());
                 }
-                return match drx.await {
-                    Ok(d) => describe_result(&d),
-                    Err(_) => text_result("error: the session thread has stopped", true),
-                };
+                return drx
+                    .await
+                    .map(|d| describe_result(&d))
+                    .map_err(|_| stopped());
             }
             other => {
-                return text_result(
-                    &format!(
-                        "error: no tool `{other}`; the tools are `run`, `reset` and `describe`"
-                    ),
-                    true,
-                )
+                // An unknown tool is a protocol error (invalid params),
+                // as the MCP specification's example has it.
+                return Err(ErrorData::invalid_params(
+                    format!("no tool `{other}`; the tools are `run`, `reset` and `describe`"),
+                    Some(json!({"tool": other})),
+                ));
             }
         };
         if self.worker.jobs.send(job).is_err() {
-            return text_result("error: the session thread has stopped", true);
+            return Err(stopped());
         }
         let mut rx = rx;
         tokio::select! {
-            answer = &mut rx => answer.unwrap_or_else(|_| text_result("error: the session thread has stopped", true)),
+            answer = &mut rx => answer.map_err(|_| stopped()),
             () = context.ct.cancelled() => {
                 // The client gave up: stop the program, then answer anyway.
                 self.worker.interrupt(number);
-                rx.await.unwrap_or_else(|_| text_result("error: the session thread has stopped", true))
+                rx.await.map_err(|_| stopped())
             }
         }
     }
@@ -317,7 +320,7 @@ impl ServerHandler for PtcServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let answer = self.call(request, context).await;
+        let answer = self.call(request, context).await?;
         let result: CallToolResult = serde_json::from_value(answer)
             .map_err(|e| ErrorData::internal_error(format!("bad result: {e}"), None))?;
         Ok(result.into())
@@ -360,6 +363,11 @@ fn too_large_error(params: Json) -> ErrorData {
         );
     }
     ErrorData::invalid_request(message, Some(params))
+}
+
+/// The internal error (-32603) of a session thread that has stopped.
+fn stopped() -> ErrorData {
+    ErrorData::internal_error("the session thread has stopped", None)
 }
 
 /// A result of one text item.

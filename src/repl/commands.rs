@@ -37,6 +37,11 @@ pub(super) const COMMANDS: &[(&str, &str, &str)] = &[
         "tool/ with signatures, data/ and user/ with their types",
     ),
     (
+        ":more",
+        "",
+        "the last result (*1) in full, however long (results are cut after 2000 characters or 50 lines)",
+    ),
+    (
         ":context",
         "",
         "the next prompt, exactly as the compressor renders it",
@@ -104,6 +109,7 @@ impl Repl {
                 self.out.line(self.env_text().trim_end());
                 false
             }
+            ":more" => self.more(),
             ":context" => {
                 self.context();
                 false
@@ -571,6 +577,33 @@ fn fn_params(value: &Value) -> Option<&str> {
     match value {
         Value::Fn(f) => f.params(),
         _ => None,
+    }
+}
+
+impl Repl {
+    /// `:more`: the last result in full; an error when there is none.
+    fn more(&mut self) -> bool {
+        let last = self
+            .session
+            .turns()
+            .iter()
+            .rev()
+            .find_map(|turn| match &turn.outcome {
+                crate::session::TurnOutcome::Value { value }
+                | crate::session::TurnOutcome::Return { value } => Some(value),
+                _ => None,
+            });
+        match last {
+            Some(value) => {
+                self.out
+                    .line(&super::print::full_text(value, self.out.width));
+                false
+            }
+            None => {
+                self.out.error(":more: no result yet");
+                true
+            }
+        }
     }
 }
 

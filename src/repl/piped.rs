@@ -11,13 +11,14 @@ use super::{Repl, ReplConfig, SessionFactory, Step};
 
 /// Run every form and command of standard input; returns the exit code.
 pub(super) fn run(config: ReplConfig, new_session: SessionFactory) -> i32 {
-    let out = Printer::new(
+    let mut out = Printer::new(
         false,
         std::env::var("COLUMNS")
             .ok()
             .and_then(|c| c.trim().parse().ok())
             .filter(|&c: &usize| c > 0),
     );
+    out.more_hint = super::print::PIPED_MORE_HINT;
     let input = match crate::input::read_text(
         std::io::stdin().lock(),
         crate::input::MAX_PROGRAM_BYTES,

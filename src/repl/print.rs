@@ -17,6 +17,12 @@ use crate::terminal::escape_controls;
 use crate::session::TurnError;
 use crate::value::{pretty, PrettyOptions, Value};
 
+/// The end of the note after a cut result, interactively.
+pub(super) const MORE_HINT: &str = "*1 holds it all; :more prints it all";
+/// The same for piped input: the command goes on a line of its own.
+pub(super) const PIPED_MORE_HINT: &str =
+    "*1 holds it all; a line `:more` after the form prints it all";
+
 /// Results longer than this many characters are cut (at an element).
 pub(super) const RESULT_CHARS: usize = 2_000;
 /// Results with more lines than this are cut.
@@ -67,6 +73,8 @@ pub(super) struct Printer {
     pub width: Option<usize>,
     /// Whether stdout is a terminal (control characters are escaped).
     terminal: bool,
+    /// How the note after a cut result says to see all of it.
+    pub more_hint: &'static str,
     /// The first failed write to stdout, shared by the copies of the
     /// printer (the Ctrl-C handler holds one).
     failure: Arc<OnceLock<std::io::Error>>,
@@ -80,6 +88,7 @@ impl Printer {
             color,
             width,
             terminal: std::io::stdout().is_terminal(),
+            more_hint: MORE_HINT,
             failure: Arc::new(OnceLock::new()),
         }
     }
@@ -123,7 +132,7 @@ impl Printer {
 
     /// A result value, cut when long.
     pub fn value(&self, value: &Value) {
-        let (text, note) = result_text(value, self.width);
+        let (text, note) = result_text(value, self.width, self.more_hint);
         let text = if self.terminal {
             escape_controls(&text)
         } else {
@@ -148,7 +157,7 @@ impl Printer {
 
     /// The value of `(fail v)`.
     pub fn failed(&self, value: &Value) {
-        let (text, _) = result_text(value, self.width);
+        let (text, _) = result_text(value, self.width, self.more_hint);
         let label = self.paint(YELLOW, "fail:");
         self.err_line(&format!(
             "{label} {}\n{}",
@@ -222,7 +231,11 @@ fn caret_pad(line: &str, column: u32) -> String {
 /// `None`), stopped at an element boundary after [`RESULT_CHARS`]
 /// characters or [`RESULT_LINES`] lines, with a note saying how much of
 /// it was shown.
-pub(super) fn result_text(value: &Value, width: Option<usize>) -> (String, Option<String>) {
+pub(super) fn result_text(
+    value: &Value,
+    width: Option<usize>,
+    more_hint: &str,
+) -> (String, Option<String>) {
     let shown = pretty(
         value,
         PrettyOptions {
@@ -242,9 +255,22 @@ pub(super) fn result_text(value: &Value, width: Option<usize>) -> (String, Optio
         (Value::Set(s), _) => format!("{count} of {} items", s.len()),
         _ => "part".to_string(),
     };
-    let note =
-        format!("(truncated: {of} shown; *1 holds it all — use println or :history to see more)");
+    let note = format!("(truncated: {of} shown; {more_hint})");
     (shown.text, Some(note))
+}
+
+/// A value in Clojure notation in full, pretty-printed to `width` (one
+/// line when `None`): what `:more` prints.
+pub(super) fn full_text(value: &Value, width: Option<usize>) -> String {
+    pretty(
+        value,
+        PrettyOptions {
+            width: width.unwrap_or(usize::MAX / 8),
+            max_lines: usize::MAX,
+            max_chars: usize::MAX,
+        },
+    )
+    .text
 }
 
 #[cfg(test)]
@@ -256,7 +282,7 @@ mod tests {
     fn short_results_are_whole() {
         let v = eval_str("[1 \"a\" {:b nil}]").unwrap();
         assert_eq!(
-            result_text(&v, None),
+            result_text(&v, None, MORE_HINT),
             ("[1 \"a\" {:b nil}]".to_string(), None)
         );
     }
@@ -264,7 +290,7 @@ mod tests {
     #[test]
     fn long_results_are_cut_with_a_count() {
         let v = eval_str("(range 5000)").unwrap();
-        let (text, note) = result_text(&v, None);
+        let (text, note) = result_text(&v, None, MORE_HINT);
         assert!(text.ends_with(" ...]"), "{text}");
         assert!(text.chars().count() <= RESULT_CHARS + 10);
         // Cut between numbers, never inside one.
@@ -275,10 +301,11 @@ mod tests {
         assert_eq!(
             note.unwrap(),
             format!(
-                "(truncated: {} of 5000 items shown; *1 holds it all — use println or :history to see more)",
+                "(truncated: {} of 5000 items shown; *1 holds it all; :more prints it all)",
                 shown.len()
             )
         );
+        assert_eq!(full_text(&v, None), crate::value::pr_str(&v));
     }
 
     #[test]

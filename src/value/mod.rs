@@ -318,6 +318,27 @@ impl From<String> for Value {
     }
 }
 
+/// JSON as `--data` reads it ([`from_json`]): objects become maps with
+/// keyword keys, arrays vectors. The direct way for a Rust tool to return
+/// a map:
+///
+/// ```
+/// use ptc_lisp::value::{pr_str, Value};
+/// let v = Value::from(serde_json::json!({"title": "Rust", "hits": [1, 2]}));
+/// assert_eq!(pr_str(&v), "{:title \"Rust\", :hits [1 2]}");
+/// ```
+impl From<serde_json::Value> for Value {
+    fn from(json: serde_json::Value) -> Self {
+        from_json(&json)
+    }
+}
+
+impl From<&serde_json::Value> for Value {
+    fn from(json: &serde_json::Value) -> Self {
+        from_json(json)
+    }
+}
+
 impl PartialEq for Value {
     /// Clojure's `=`: integers and floats are different categories
     /// (`(= 1 1.0)` is false), lists equal vectors with the same items,

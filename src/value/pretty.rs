@@ -96,7 +96,7 @@ impl Printer {
     /// The one-line form of `v` if it fits in `room` characters.
     fn flat(v: &Value, room: usize) -> Option<String> {
         let mut text = String::new();
-        let complete = write_pr_bounded(&mut text, v, room.saturating_mul(4) + 1);
+        let complete = write_pr_bounded(&mut text, v, room.saturating_mul(4).saturating_add(1));
         (complete && text.chars().count() <= room).then_some(text)
     }
 
@@ -136,7 +136,11 @@ impl Printer {
         let whole_budget = self.options.max_chars;
         let budget = whole_budget.saturating_sub(self.chars);
         let mut text = String::new();
-        let complete = write_pr_bounded(&mut text, v, whole_budget.saturating_mul(4) + 8);
+        let complete = write_pr_bounded(
+            &mut text,
+            v,
+            whole_budget.saturating_mul(4).saturating_add(8),
+        );
         if complete && text.chars().count() <= whole_budget {
             self.push(&text);
             return;
