@@ -779,7 +779,7 @@ fn rate_limiting_summarization_does_not_fire_on_every_small_trim() {
         }
         h = t.messages;
         h.extend(numbered(2).into_iter().map(|mut m| {
-            m.content = Some(format!("r{round}"));
+            m.content = format!("r{round}").into();
             m
         }));
     }

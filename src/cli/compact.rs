@@ -87,7 +87,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         let line = lines[e.index()];
         let what = match &e {
             StructureError::OrphanToolResult { id, .. } => format!(
-                "a tool result without its call (tool_call_id {id:?} answers no call of the assistant message before it)"
+                "a tool result without its call (tool_call_id {id:?} answers no call of the assistant message before it; an Anthropic tool_result must answer a tool_use block of the assistant message right before it)"
             ),
             StructureError::MissingToolCallId { .. } => {
                 "field `tool_call_id`: a tool message needs one".to_string()

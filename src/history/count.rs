@@ -12,6 +12,7 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
+use super::content::{count_parts, Content, ImageRates};
 use super::message::{Message, Role};
 use crate::tokens::{Calibration, TokenModel};
 
@@ -49,6 +50,7 @@ impl Breakdown {
 pub struct TokenCounter {
     model_name: String,
     model: TokenModel,
+    images: ImageRates,
     calibration: Calibration,
     cache: HashMap<u64, u32, rustc_hash::FxBuildHasher>,
     tools_raw: usize,
@@ -62,6 +64,7 @@ impl TokenCounter {
         TokenCounter {
             model_name: model.to_string(),
             model: TokenModel::for_model(model),
+            images: ImageRates::for_model(model),
             calibration: Calibration::default(),
             cache: HashMap::default(),
             tools_raw: 0,
@@ -131,7 +134,13 @@ impl TokenCounter {
     fn raw(&mut self, m: &Message) -> usize {
         let mut hasher = rustc_hash::FxHasher::default();
         m.role.hash(&mut hasher);
-        m.content.hash(&mut hasher);
+        match &m.content {
+            Content::Text(s) => (1u8, s).hash(&mut hasher),
+            Content::Parts(p) => {
+                (2u8, serde_json::to_string(p).unwrap_or_default()).hash(&mut hasher)
+            }
+            Content::Null | Content::Absent => 0u8.hash(&mut hasher),
+        }
         m.name.hash(&mut hasher);
         m.tool_call_id.hash(&mut hasher);
         if let Some(calls) = &m.tool_calls {
@@ -147,7 +156,12 @@ impl TokenCounter {
         }
         self.misses += 1;
         let enc = self.model.encoding;
-        let mut n = TOKENS_PER_MESSAGE + enc.count(m.text());
+        let mut n = TOKENS_PER_MESSAGE
+            + match &m.content {
+                Content::Text(s) => enc.count(s),
+                Content::Parts(p) => count_parts(p, self.images, &|t| enc.count(t)),
+                Content::Null | Content::Absent => 0,
+            };
         if let Some(name) = &m.name {
             n += TOKENS_PER_NAME + enc.count(name);
         }
