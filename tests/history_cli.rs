@@ -476,3 +476,95 @@ fn compact_cli_never_separates_anthropic_tool_use_from_its_result() {
         text(&out.stderr)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn compact_cli_output_keeps_fifos_links_modes_and_devices() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let input = "{\"role\":\"user\",\"content\":\"hi\"}\n";
+    let dir = temp_dir("out-file");
+    let run =
+        |out: &std::path::Path| ptc(&["compact", "-", "-o", out.to_str().unwrap()], Some(input));
+
+    // A regular file of mode 0640: replaced whole, mode kept.
+    let file = dir.join("mode.jsonl");
+    std::fs::write(&file, "old contents, longer than the new ones\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert!(run(&file).status.success());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), input);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+
+    // A symlink: the target is written, the link stays a link.
+    let target = dir.join("target.jsonl");
+    std::fs::write(&target, "old\n").unwrap();
+    let link = dir.join("link.jsonl");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("target.jsonl", &link).unwrap();
+    assert!(run(&link).status.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), input);
+
+    // A FIFO: written into, still a FIFO.
+    let fifo = dir.join("pipe");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    assert!(run(&fifo).status.success());
+    assert_eq!(reader.join().unwrap(), input);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // /dev/null stays a device.
+    let null = std::path::Path::new("/dev/null");
+    assert!(run(null).status.success());
+    assert!(std::fs::metadata(null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+
+    // A failed write: exit 2, an error naming the file, nothing left over.
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let out = run(std::path::Path::new("/dev/full"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot write `/dev/full`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let full_link = dir.join("full");
+    let _ = std::fs::remove_file(&full_link);
+    std::os::unix::fs::symlink("/dev/full", &full_link).unwrap();
+    assert_eq!(run(&full_link).status.code(), Some(2));
+    let mut after: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    after.retain(|n| n != "full");
+    assert_eq!(
+        before.len(),
+        after.len(),
+        "no temporary file left: {after:?}"
+    );
+
+    // A new path is created.
+    let new = dir.join("new.jsonl");
+    let _ = std::fs::remove_file(&new);
+    assert!(run(&new).status.success());
+    assert_eq!(std::fs::read_to_string(&new).unwrap(), input);
+    let _ = std::fs::remove_dir_all(&dir);
+}
