@@ -53,7 +53,10 @@ mod yaml_depth;
 pub use carry::Carry;
 pub use compact::{CompactError, Compactor, Context, EventSink, Outcome, Report, Trigger};
 pub use content::{Content, ImageRates};
-pub use count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME};
+pub use count::{
+    tools_schema_tokens, Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+};
 pub use digest::Digest;
 pub use event::Event;
 pub use message::{
