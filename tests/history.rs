@@ -779,7 +779,7 @@ fn rate_limiting_summarization_does_not_fire_on_every_small_trim() {
         }
         h = t.messages;
         h.extend(numbered(2).into_iter().map(|mut m| {
-            m.content = Some(format!("r{round}"));
+            m.content = format!("r{round}").into();
             m
         }));
     }
@@ -827,4 +827,77 @@ fn end_to_end_fifty_tool_calls_stay_within_bounds() {
         assert!(h.len() <= 31, "{} messages", h.len());
         assert!(ptc_lisp::history::units(&h).is_ok());
     }
+}
+
+#[test]
+fn insufficient_budget_names_the_newest_turn_when_it_alone_is_over() {
+    let mut h = conversation(5, 10);
+    h.push(Message::user("a huge paste ".repeat(3_000)));
+    let mut c = Compactor::new("gpt-4o", policy(2_000)).unwrap();
+    let err = c.preflight(&h, &Digest).unwrap_err();
+    let CompactError::InsufficientBudget {
+        newest_turn_tokens, ..
+    } = err
+    else {
+        panic!("{err}")
+    };
+    assert!(newest_turn_tokens > 1_900);
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!(
+            "the newest turn alone takes {newest_turn_tokens} tokens"
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("unprotect"), "{text}");
+}
+
+/// Answers with exactly `request.max_tokens` tokens of text.
+struct Exact;
+
+impl Summarizer for Exact {
+    fn name(&self) -> String {
+        "exact".into()
+    }
+
+    fn summarize(&self, r: &SummaryRequest<'_>) -> Result<String, SummaryError> {
+        let text = format!("fact{}", " fact".repeat(r.max_tokens.saturating_sub(1)));
+        assert_eq!(r.model.count(&text), r.max_tokens);
+        Ok(text)
+    }
+}
+
+#[test]
+fn the_budget_holds_to_the_token_with_the_summary_header_counted() {
+    let h = conversation(30, 30);
+    let mut summarized = 0;
+    for max in (900..1_400).step_by(3) {
+        for version in [0, 99] {
+            let mut h = h.clone();
+            if version > 0 {
+                // A previous summary: the next header says v100.
+                h.insert(2, ptc_lisp::history::summary_message(version, "old facts"));
+            }
+            let p = Policy {
+                max_context_tokens: max,
+                hard_cap_buffer: 0,
+                max_summary_tokens: 60,
+                keep_recent_turns: 3,
+                ..Policy::default()
+            };
+            let mut c = Compactor::new("gpt-4o", p).unwrap();
+            let out = c
+                .manual_compact(&h, "n", &Exact, Context::default())
+                .unwrap();
+            let total = TokenCounter::new("gpt-4o").count(&out.messages).total();
+            assert_eq!(total, out.tokens.total());
+            assert!(total <= max, "{total} > {max} (v{})", version + 1);
+            if let Some((_, body)) = out.report.unwrap().summary {
+                // The body is the full cap; the header comes on top.
+                assert_eq!(body, 60);
+                summarized += 1;
+            }
+        }
+    }
+    assert!(summarized > 300, "{summarized} rounds with a summary");
 }

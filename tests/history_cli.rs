@@ -388,3 +388,182 @@ fn with_compression_the_compressed_prompt_is_counted() {
         .collect();
     assert_eq!(estimates, sent);
 }
+
+/// The header of a 1024x1024 PNG, as a data URL.
+const PNG_1024: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAABAAAAAQACAIAAAA=";
+
+#[test]
+fn compact_cli_keeps_content_parts_blocks_and_absent_content_verbatim() {
+    let input = [
+        r#"{"role":"system","content":"You read images."}"#.to_string(),
+        r#"{"role":"user"}"#.to_string(),
+        format!(
+            r#"{{"role":"user","content":[{{"type":"text","text":"what is this?"}},{{"type":"image_url","image_url":{{"url":"{PNG_1024}","detail":"high"}}}},{{"type":"input_audio","input_audio":{{"data":"AAAA","format":"wav"}}}},{{"type":"file","file":{{"file_id":"file-1"}}}}]}}"#
+        ),
+        r#"{"role":"assistant","content":[{"type":"refusal","refusal":"no"}]}"#.to_string(),
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"look","signature":"s"},{"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a"}}]}"#.to_string(),
+        r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"fn a() {}"}]},{"type":"image","source":{"type":"url","url":"https://x/y.png"}}]}"#.to_string(),
+        r#"{"role":"assistant","content":null}"#.to_string(),
+    ]
+    .join("\n")
+        + "\n";
+    let out = ptc(&["compact", "-"], Some(&input));
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(text(&out.stdout), input, "written back as read");
+    // The 1024x1024 high-detail image costs 765 tokens and the URL image
+    // of unknown size 1445 (the tile formula's maximum), so the history
+    // is over 2,210 tokens, and the count agrees with the library's.
+    let messages = parse_jsonl(&input).unwrap();
+    let total = TokenCounter::new("gpt-4o").count(&messages).total();
+    assert!(total > 765 + 1445, "{total}");
+    assert!(
+        err.contains(&format!("7 messages, {total} tokens")),
+        "{err}"
+    );
+}
+
+#[test]
+fn compact_cli_never_separates_anthropic_tool_use_from_its_result() {
+    let mut lines = vec![r#"{"role":"system","content":"s"}"#.to_string()];
+    for t in 0..30 {
+        lines.push(format!(
+            r#"{{"role":"user","content":"step {t} {}"}}"#,
+            "word ".repeat(40)
+        ));
+        lines.push(format!(r#"{{"role":"assistant","content":[{{"type":"tool_use","id":"tu{t}","name":"read","input":{{"n":{t}}}}}]}}"#));
+        lines.push(format!(r#"{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"tu{t}","content":"{}"}}]}}"#, "data ".repeat(60)));
+    }
+    let input = lines.join("\n") + "\n";
+    for args in [
+        &[
+            "compact",
+            "-",
+            "--manual",
+            "now",
+            "--max-context-tokens",
+            "3000",
+        ][..],
+        &[
+            "compact",
+            "-",
+            "--window-max-messages",
+            "20",
+            "--window-last",
+            "7",
+        ][..],
+    ] {
+        let out = ptc(args, Some(&input));
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let messages = parse_jsonl(&text(&out.stdout)).unwrap();
+        assert!(messages.len() < 91, "{args:?}");
+        ptc_lisp::history::units(&messages).expect("every tool_use keeps its tool_result");
+        for (i, m) in messages.iter().enumerate() {
+            if m.calls_tools() {
+                let ids: Vec<&str> = m.tool_call_ids().collect();
+                let results: Vec<&str> = messages[i + 1].tool_result_ids().collect();
+                assert_eq!(ids, results, "{args:?}");
+            }
+        }
+    }
+    let orphan = format!("{}\n{}\n", lines[0], lines[3]);
+    let out = ptc(&["compact", "-"], Some(&orphan));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("line 2: a tool result without its call"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn compact_cli_output_keeps_fifos_links_modes_and_devices() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let input = "{\"role\":\"user\",\"content\":\"hi\"}\n";
+    let dir = temp_dir("out-file");
+    let run =
+        |out: &std::path::Path| ptc(&["compact", "-", "-o", out.to_str().unwrap()], Some(input));
+
+    // A regular file of mode 0640: replaced whole, mode kept.
+    let file = dir.join("mode.jsonl");
+    std::fs::write(&file, "old contents, longer than the new ones\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    assert!(run(&file).status.success());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), input);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+
+    // A symlink: the target is written, the link stays a link.
+    let target = dir.join("target.jsonl");
+    std::fs::write(&target, "old\n").unwrap();
+    let link = dir.join("link.jsonl");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("target.jsonl", &link).unwrap();
+    assert!(run(&link).status.success());
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), input);
+
+    // A FIFO: written into, still a FIFO.
+    let fifo = dir.join("pipe");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    assert!(run(&fifo).status.success());
+    assert_eq!(reader.join().unwrap(), input);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // /dev/null stays a device.
+    let null = std::path::Path::new("/dev/null");
+    assert!(run(null).status.success());
+    assert!(std::fs::metadata(null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+
+    // A failed write: exit 2, an error naming the file, nothing left over.
+    let before: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let out = run(std::path::Path::new("/dev/full"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("cannot write `/dev/full`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let full_link = dir.join("full");
+    let _ = std::fs::remove_file(&full_link);
+    std::os::unix::fs::symlink("/dev/full", &full_link).unwrap();
+    assert_eq!(run(&full_link).status.code(), Some(2));
+    let mut after: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    after.retain(|n| n != "full");
+    assert_eq!(
+        before.len(),
+        after.len(),
+        "no temporary file left: {after:?}"
+    );
+
+    // A new path is created.
+    let new = dir.join("new.jsonl");
+    let _ = std::fs::remove_file(&new);
+    assert!(run(&new).status.success());
+    assert_eq!(std::fs::read_to_string(&new).unwrap(), input);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -3,6 +3,9 @@
 //! is within budget or the error is typed, no tool call loses its result
 //! or result its call, kept messages keep their order, and a history
 //! compacted below the trigger is left alone by the next pre-flight.
+//! Histories mix both providers' shapes: OpenAI tool calls and content
+//! parts (text, images), Anthropic `tool_use`/`tool_result` blocks and
+//! thinking blocks.
 
 use proptest::prelude::*;
 use ptc_lisp::history::{
@@ -18,6 +21,11 @@ enum Item {
     Assistant(usize),
     Developer(usize),
     Tools(Vec<usize>),
+    /// Anthropic blocks: an assistant message with thinking, text and
+    /// `tool_use` blocks, then one user message of `tool_result` blocks.
+    Blocks(Vec<usize>),
+    /// A user message of OpenAI content parts: text and an image.
+    Parts(usize, bool),
 }
 
 fn item() -> impl Strategy<Value = Item> {
@@ -26,6 +34,8 @@ fn item() -> impl Strategy<Value = Item> {
         4 => (0usize..80).prop_map(Item::Assistant),
         1 => (0usize..20).prop_map(Item::Developer),
         3 => prop::collection::vec(0usize..60, 1..4).prop_map(Item::Tools),
+        2 => prop::collection::vec(0usize..60, 1..4).prop_map(Item::Blocks),
+        1 => (0usize..40, any::<bool>()).prop_map(|(n, low)| Item::Parts(n, low)),
     ]
 }
 
@@ -46,6 +56,26 @@ fn words(n: usize, seed: usize) -> String {
         .join(" ")
 }
 
+/// A message from its JSON, as a history file would give it.
+fn parse(v: serde_json::Value) -> Message {
+    ptc_lisp::history::parse_jsonl(&v.to_string())
+        .unwrap()
+        .remove(0)
+}
+
+/// The results answering the calls of `out[pos]`: the Anthropic
+/// `tool_result` blocks of the next message, or the tool messages after.
+fn results_of(out: &[Message], pos: usize) -> Vec<&str> {
+    match out.get(pos + 1) {
+        Some(next) if next.answers_tools() => next.tool_result_ids().collect(),
+        _ => out[pos + 1..]
+            .iter()
+            .take_while(|x| x.role == Role::Tool)
+            .filter_map(|x| x.tool_call_id.as_deref())
+            .collect(),
+    }
+}
+
 /// A history: a system prompt, random items, maybe a pending call last.
 fn history() -> impl Strategy<Value = Vec<Message>> {
     (
@@ -64,6 +94,34 @@ fn history() -> impl Strategy<Value = Vec<Message>> {
                     }
                     Item::Assistant(n) => h.push(Message::assistant(words(n, k))),
                     Item::Developer(n) => h.push(Message::developer(words(n, k))),
+                    Item::Parts(n, low) => {
+                        let detail = if low { "low" } else { "auto" };
+                        h.push(parse(serde_json::json!({"role": "user", "content": [
+                            {"type": "text", "text": words(n, k)},
+                            {"type": "image_url", "image_url": {"url": "https://example.com/a.png", "detail": detail}},
+                        ]})));
+                    }
+                    Item::Blocks(sizes) => {
+                        let ids: Vec<String> = sizes
+                            .iter()
+                            .map(|_| {
+                                id += 1;
+                                format!("toolu_{id}")
+                            })
+                            .collect();
+                        let mut blocks = vec![
+                            serde_json::json!({"type": "thinking", "thinking": words(5, k), "signature": "sig"}),
+                            serde_json::json!({"type": "text", "text": "Reading."}),
+                        ];
+                        blocks.extend(ids.iter().map(|i| serde_json::json!({"type": "tool_use", "id": i, "name": "read_file", "input": {"path": "src/a.rs"}})));
+                        h.push(parse(serde_json::json!({"role": "assistant", "content": blocks})));
+                        let results: Vec<_> = ids
+                            .iter()
+                            .zip(&sizes)
+                            .map(|(i, n)| serde_json::json!({"type": "tool_result", "tool_use_id": i, "content": [{"type": "text", "text": words(*n, k)}]}))
+                            .collect();
+                        h.push(parse(serde_json::json!({"role": "user", "content": results})));
+                    }
                     Item::Tools(sizes) => {
                         let ids: Vec<String> = sizes
                             .iter()
@@ -166,18 +224,14 @@ proptest! {
                 prop_assert_eq!(pins_in, pins_out);
                 // No orphan call or result, pending call kept, nothing starts with a result.
                 prop_assert!(units(&out.messages).is_ok());
-                prop_assert!(out.messages.first().is_none_or(|m| m.role != Role::Tool));
+                prop_assert!(out.messages.first().is_none_or(|m| m.role != Role::Tool && !m.answers_tools()));
                 if h.last().is_some_and(|m| m.tool_call_ids().any(|id| id == "pending")) {
                     prop_assert_eq!(out.messages.last(), h.last());
                 }
                 for m in out.messages.iter().filter(|m| m.calls_tools()) {
                     let want: Vec<&str> = m.tool_call_ids().collect();
                     let pos = out.messages.iter().position(|x| x == m).unwrap();
-                    let got: Vec<&str> = out.messages[pos + 1..]
-                        .iter()
-                        .take_while(|x| x.role == Role::Tool)
-                        .filter_map(|x| x.tool_call_id.as_deref())
-                        .collect();
+                    let got = results_of(&out.messages, pos);
                     if want != ["pending"] {
                         prop_assert_eq!(want, got);
                     }
@@ -208,6 +262,11 @@ proptest! {
         );
         let t = w.trim_with(&h, &Digest).unwrap();
         prop_assert!(units(&t.messages).is_ok(), "orphaned call or result");
+        for (pos, m) in t.messages.iter().enumerate().filter(|(_, m)| m.calls_tools()) {
+            if !m.tool_call_ids().any(|id| id == "pending") {
+                prop_assert_eq!(m.tool_call_ids().collect::<Vec<_>>(), results_of(&t.messages, pos));
+            }
+        }
         prop_assert!(is_subsequence(&t.messages, &h));
         prop_assert_eq!(
             t.messages.iter().filter(|m| summary_version(m).is_none()).count() + t.evicted.len(),

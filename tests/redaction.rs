@@ -398,7 +398,7 @@ fn message_copy_is_redacted_everywhere_and_the_original_kept() {
         "http_get",
         r#"{"url": "https://api.example.com", "headers": {"Authorization": "Bearer abcDEF123456ghiJKL"}}"#,
     )]);
-    m.content = Some(format!("calling with {GITHUB_PAT_CLASSIC}"));
+    m.content = format!("calling with {GITHUB_PAT_CLASSIC}").into();
     m.extra
         .insert("api_key".into(), json!("plain-looking-value"));
     m.extra.insert(
@@ -436,7 +436,7 @@ fn message_copy_is_redacted_everywhere_and_the_original_kept() {
     assert_eq!(copy.role, m.role);
     assert!(copy.is_protected());
     assert_eq!(copy.tool_call_ids().collect::<Vec<_>>(), vec!["call_1"]);
-    assert_eq!(copy.content.as_deref(), Some("calling with <REDACTED>"));
+    assert_eq!(copy.content.as_str(), Some("calling with <REDACTED>"));
     // Redacting the copy again changes nothing.
     assert_eq!(r.message(&copy), copy);
 }
@@ -757,7 +757,7 @@ proptest! {
         let r = Redactor::default();
         let arguments = json!({"query": args}).to_string();
         let mut m = Message::tool_call([("call_1", "search", arguments.as_str())]);
-        m.content = Some(content.clone());
+        m.content = content.clone().into();
         m.extra.insert("provider_data".into(), json!({"log": [extra.clone()]}));
         let original = m.clone();
         let copy = r.message(&m);
@@ -889,12 +889,12 @@ fn redaction_applied_before_export() {
     let original = m.clone();
     let exported = r.message(&m);
     assert_eq!(
-        exported.content.as_deref(),
+        exported.content.as_str(),
         Some("deploy with api_key=<REDACTED> now")
     );
     assert_eq!(m, original);
     assert_eq!(
-        m.content.as_deref(),
+        m.content.as_str(),
         Some("deploy with api_key=sk-abc123 now")
     );
 }

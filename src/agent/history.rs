@@ -194,9 +194,12 @@ impl LlmSummarizer {
         prompt.push_str("\n\nThe conversation:\n");
         for m in r.messages {
             prompt.push_str(&format!("[{}] ", m.role));
-            prompt.push_str(m.text());
+            prompt.push_str(&m.text());
             for call in m.tool_call_summaries() {
                 prompt.push_str(&format!("\n  call {}({})", call.name, call.arguments));
+            }
+            for (id, text) in m.content.tool_results() {
+                prompt.push_str(&format!("\n  result of {id}: {text}"));
             }
             prompt.push('\n');
         }

@@ -1,8 +1,8 @@
 //! `ptc compact`: compact a chat history file (one JSON message per
 //! line) under a token budget, report what was kept, pruned and
-//! summarized, and write the result atomically.
+//! summarized, and write the result (`out_file`: atomically over a
+//! regular file, straight into a FIFO or device).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -87,7 +87,7 @@ pub fn run(args: &CompactArgs) -> ExitCode {
         let line = lines[e.index()];
         let what = match &e {
             StructureError::OrphanToolResult { id, .. } => format!(
-                "a tool result without its call (tool_call_id {id:?} answers no call of the assistant message before it)"
+                "a tool result without its call (tool_call_id {id:?} answers no call of the assistant message before it; an Anthropic tool_result must answer a tool_use block of the assistant message right before it)"
             ),
             StructureError::MissingToolCallId { .. } => {
                 "field `tool_call_id`: a tool message needs one".to_string()
@@ -258,12 +258,9 @@ pub fn run(args: &CompactArgs) -> ExitCode {
     }
     let out = to_jsonl(&outcome.messages);
     match &args.output {
-        Some(path) => match write_atomically(path, out.as_bytes()) {
+        Some(path) => match super::out_file::write_output(path, out.as_bytes()) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                errln!("error: cannot write `{}`: {e}", path.display());
-                ExitCode::from(1)
-            }
+            Err(e) => bad_input(&format!("cannot write `{}`: {e}", path.display())),
         },
         None => {
             // A failed write ends the process (`cli::out`).
@@ -305,28 +302,4 @@ fn read_input(path: &Path, limit: u64) -> Result<String, String> {
         )
         .map_err(|e| e.describe(&format!("`{}`", path.display())))
     }
-}
-
-/// Write to a temporary file beside `path`, flush it to disk, then
-/// rename it over `path`: readers see the old file or the whole new one.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod json_report;
 pub mod mcp;
 pub mod out;
+pub mod out_file;
 pub mod prompt;
 pub mod quick_parse;
 pub mod stats;

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use super::count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE};
+use super::count::{Breakdown, TokenCounter, REPLY_PRIMING};
 use super::event::{Event, KeptCounts, Layers, PolicySnapshot};
 use super::message::Message;
 use super::policy::{Policy, PolicyError, Strategy};
@@ -24,13 +24,16 @@ pub enum CompactError {
         "insufficient budget: protected content takes {protected_tokens} tokens \
          ({pinned_tokens} in pinned messages, {floor_tokens} in the last turn, tool exchange \
          and pending calls that are always kept) but the budget is {budget} \
-         (max_context_tokens {max_context_tokens} - hard_cap_buffer {hard_cap_buffer}); \
-         unprotect or shorten pinned messages, or raise max_context_tokens"
+         (max_context_tokens {max_context_tokens} - hard_cap_buffer {hard_cap_buffer}); {}",
+        insufficient_advice(*.pinned_tokens, *.newest_turn_tokens, *.budget)
     )]
     InsufficientBudget {
         protected_tokens: usize,
         pinned_tokens: usize,
         floor_tokens: usize,
+        /// The newest user turn's messages (not pinned), reply priming and
+        /// tool schemas included.
+        newest_turn_tokens: usize,
         budget: usize,
         max_context_tokens: usize,
         hard_cap_buffer: usize,
@@ -41,6 +44,21 @@ pub enum CompactError {
     /// The policy is out of range.
     #[error("invalid policy: {0}")]
     Policy(#[from] PolicyError),
+}
+
+/// What to change, naming the real cause: the newest turn alone over the
+/// budget, or the pinned messages, or only the budget itself.
+fn insufficient_advice(pinned: usize, newest_turn: usize, budget: usize) -> String {
+    if newest_turn > budget {
+        format!(
+            "the newest turn alone takes {newest_turn} tokens, over the budget: shorten it \
+             (its message or tool results), or raise max_context_tokens"
+        )
+    } else if pinned * 2 >= budget {
+        "unprotect or shorten pinned messages, or raise max_context_tokens".into()
+    } else {
+        "raise max_context_tokens or lower hard_cap_buffer".into()
+    }
 }
 
 impl CompactError {
@@ -408,7 +426,13 @@ impl Compactor {
             });
             None
         } else {
-            self.summarize(summarizer, request, &mut fallbacks)
+            let reserve = self.summary_reserve(messages);
+            self.summarize(
+                summarizer,
+                request,
+                (previous_version + 1, reserve),
+                &mut fallbacks,
+            )
         };
         let summary_ms = summarize_started.elapsed().as_millis() as u64;
         // Where the summary goes: where the pruned part started.
@@ -502,6 +526,7 @@ impl Compactor {
         &mut self,
         summarizer: &dyn Summarizer,
         mut request: SummaryRequest<'_>,
+        (version, reserve): (u32, usize),
         fallbacks: &mut Vec<String>,
     ) -> Option<(String, Strategy)> {
         let cap = self.policy.max_summary_tokens;
@@ -516,10 +541,11 @@ impl Compactor {
             let too_long = match summarizer.summarize_by(&request, deadline) {
                 Ok(text) => {
                     let tokens = request.model.count(&text);
-                    if tokens <= cap && !text.trim().is_empty() {
+                    let whole = self.counter.message(&summary_message(version, &text));
+                    if tokens <= cap && whole <= reserve && !text.trim().is_empty() {
                         return Some((text, request.strategy));
                     }
-                    if tokens <= cap {
+                    if tokens <= cap && text.trim().is_empty() {
                         self.emit(Event::error(
                             "SummaryTooLong",
                             "the summary is empty",
@@ -528,7 +554,14 @@ impl Compactor {
                         fallbacks.push("pruning-only".into());
                         return None;
                     }
-                    format!("the summary has {tokens} tokens, over the cap of {cap}")
+                    if tokens <= cap {
+                        format!(
+                            "the summary message takes {whole} tokens with its header, \
+                             over the {reserve} kept for it"
+                        )
+                    } else {
+                        format!("the summary has {tokens} tokens, over the cap of {cap}")
+                    }
                 }
                 Err(SummaryError::Truncated(why)) => why,
                 Err(SummaryError::Refused(why)) if request.strategy != Strategy::Brief => {
@@ -603,7 +636,7 @@ impl Compactor {
             .iter()
             .map(|u| summary_version(&messages[u.start]).is_some())
             .collect();
-        let summary_reserve = self.policy.max_summary_tokens + TOKENS_PER_MESSAGE + 8;
+        let summary_reserve = self.summary_reserve(messages);
         let last_turn = units.last().map_or(0, |u| u.turn);
         let (mut turns, mut pairs) = (
             self.policy.keep_recent_turns,
@@ -639,10 +672,20 @@ impl Compactor {
                     .map(|(t, _)| t)
                     .sum();
                 let floor_tokens = kept_tokens - pinned_tokens;
+                let newest_turn_tokens = REPLY_PRIMING
+                    + tools
+                    + units
+                        .iter()
+                        .zip(&unit_tokens)
+                        .zip(&pinned)
+                        .filter(|((u, _), p)| u.turn == last_turn && !**p)
+                        .map(|((_, t), _)| t)
+                        .sum::<usize>();
                 return Err(self.fail(CompactError::InsufficientBudget {
                     protected_tokens: kept_tokens + tools + REPLY_PRIMING,
                     pinned_tokens,
                     floor_tokens,
+                    newest_turn_tokens,
                     budget,
                     max_context_tokens: self.policy.max_context_tokens,
                     hard_cap_buffer: self.policy.hard_cap_buffer,
@@ -655,6 +698,23 @@ impl Compactor {
                 budget,
             });
         }
+    }
+
+    /// The tokens kept free for the summary message: its header line and
+    /// framing, counted exactly, plus `max_summary_tokens` of body (scaled
+    /// as every count is) and one token for the newline's merge. A summary
+    /// whose whole message is over this is treated as too long, so the
+    /// budget holds to the token.
+    fn summary_reserve(&mut self, messages: &[Message]) -> usize {
+        let version = messages
+            .iter()
+            .filter_map(summary_version)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let header = self.counter.message(&summary_message(version, ""));
+        let body = (self.policy.max_summary_tokens as f64 * self.counter.factor()).ceil() as usize;
+        header + body + 1
     }
 
     fn plan_of(

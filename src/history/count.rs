@@ -12,6 +12,7 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
+use super::content::{count_parts, Content, ImageRates};
 use super::message::{Message, Role};
 use crate::tokens::{Calibration, TokenModel};
 
@@ -49,6 +50,7 @@ impl Breakdown {
 pub struct TokenCounter {
     model_name: String,
     model: TokenModel,
+    images: ImageRates,
     calibration: Calibration,
     cache: HashMap<u64, u32, rustc_hash::FxBuildHasher>,
     tools_raw: usize,
@@ -62,6 +64,7 @@ impl TokenCounter {
         TokenCounter {
             model_name: model.to_string(),
             model: TokenModel::for_model(model),
+            images: ImageRates::for_model(model),
             calibration: Calibration::default(),
             cache: HashMap::default(),
             tools_raw: 0,
@@ -79,9 +82,11 @@ impl TokenCounter {
     }
 
     /// The tool schemas sent with every request, as the provider receives
-    /// them (for OpenAI, the `tools` array).
+    /// them (for OpenAI, the `tools` array; Anthropic's `name`,
+    /// `description`, `input_schema` objects are read alike), counted by
+    /// [`tools_schema_tokens`].
     pub fn set_tools_schema(&mut self, tools: Option<&serde_json::Value>) {
-        self.tools_raw = tools.map_or(0, |t| self.model.encoding.count(&t.to_string()));
+        self.tools_raw = tools.map_or(0, |t| tools_schema_tokens(t, self.model));
     }
 
     /// The factor applied to raw encoding counts: the model's own, times
@@ -131,7 +136,13 @@ impl TokenCounter {
     fn raw(&mut self, m: &Message) -> usize {
         let mut hasher = rustc_hash::FxHasher::default();
         m.role.hash(&mut hasher);
-        m.content.hash(&mut hasher);
+        match &m.content {
+            Content::Text(s) => (1u8, s).hash(&mut hasher),
+            Content::Parts(p) => {
+                (2u8, serde_json::to_string(p).unwrap_or_default()).hash(&mut hasher)
+            }
+            Content::Null | Content::Absent => 0u8.hash(&mut hasher),
+        }
         m.name.hash(&mut hasher);
         m.tool_call_id.hash(&mut hasher);
         if let Some(calls) = &m.tool_calls {
@@ -147,7 +158,12 @@ impl TokenCounter {
         }
         self.misses += 1;
         let enc = self.model.encoding;
-        let mut n = TOKENS_PER_MESSAGE + enc.count(m.text());
+        let mut n = TOKENS_PER_MESSAGE
+            + match &m.content {
+                Content::Text(s) => enc.count(s),
+                Content::Parts(p) => count_parts(p, self.images, &|t| enc.count(t)),
+                Content::Null | Content::Absent => 0,
+            };
         if let Some(name) = &m.name {
             n += TOKENS_PER_NAME + enc.count(name);
         }
@@ -198,6 +214,69 @@ impl TokenCounter {
     }
 }
 
+/// Tokens of function definitions as OpenAI bills them, by the formula
+/// of OpenAI's cookbook ("How to count tokens with tiktoken",
+/// `num_tokens_for_tools`): per function 7 tokens (10 for the cl100k
+/// models) plus `name:description`; with parameters 3 more, and per
+/// property 3 plus `name:type:description` (a trailing period dropped),
+/// and for an enum -3 plus 3 and the value's tokens per item; 12 once
+/// at the end. A value that is not an array of objects counts as its
+/// JSON text.
+pub fn tools_schema_tokens(tools: &serde_json::Value, model: TokenModel) -> usize {
+    use serde_json::Value as Json;
+    let enc = model.encoding;
+    let Some(list) = tools.as_array() else {
+        return enc.count(&tools.to_string());
+    };
+    if list.is_empty() {
+        return 0;
+    }
+    let func_init = match enc {
+        crate::tokens::Encoding::Cl100kBase => 10,
+        crate::tokens::Encoding::O200kBase => 7,
+    };
+    let (prop_init, prop_key, enum_item, func_end) = (3usize, 3usize, 3usize, 12usize);
+    let text = |v: Option<&Json>| match v {
+        Some(Json::String(s)) => s.clone(),
+        Some(Json::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let trim = |s: String| s.strip_suffix('.').map(str::to_string).unwrap_or(s);
+    let mut n = 0;
+    for tool in list {
+        let f = tool.get("function").unwrap_or(tool);
+        n += func_init;
+        n += enc.count(&format!(
+            "{}:{}",
+            text(f.get("name")),
+            trim(text(f.get("description")))
+        ));
+        let params = f.get("parameters").or_else(|| f.get("input_schema"));
+        let props = params
+            .and_then(|p| p.get("properties"))
+            .and_then(Json::as_object);
+        if let Some(props) = props.filter(|p| !p.is_empty()) {
+            n += prop_init;
+            for (key, prop) in props {
+                n += prop_key;
+                if let Some(items) = prop.get("enum").and_then(Json::as_array) {
+                    // enum_init is -3.
+                    n = n.saturating_sub(3);
+                    for item in items {
+                        n += enum_item + enc.count(&text(Some(item)));
+                    }
+                }
+                n += enc.count(&format!(
+                    "{key}:{}:{}",
+                    text(prop.get("type")),
+                    trim(text(prop.get("description")))
+                ));
+            }
+        }
+    }
+    n + func_end
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,6 +300,35 @@ mod tests {
             &serde_json::json!([{"type": "function", "function": {"name": "read_file"}}]),
         ));
         assert!(c.count(&msgs).tools_schema > 5);
+    }
+
+    #[test]
+    fn tool_schemas_follow_the_cookbook_formula() {
+        let model = TokenModel::for_model("gpt-4o");
+        let c = |t: &str| crate::tokens::count_tokens(t);
+        let tools = serde_json::json!([{"type": "function", "function": {
+        "name": "get_weather",
+        "description": "Get the weather.",
+        "parameters": {"type": "object", "properties": {
+            "city": {"type": "string", "description": "The city."},
+            "unit": {"type": "string", "enum": ["c", "f"], "description": "Unit"},
+        }}}}]);
+        let want = 7
+            + c("get_weather:Get the weather")
+            + 3
+            + 3
+            + c("city:string:The city")
+            + 3
+            + (3 + c("c"))
+            + (3 + c("f"))
+            - 3
+            + c("unit:string:Unit")
+            + 12;
+        assert_eq!(tools_schema_tokens(&tools, model), want);
+        assert_eq!(tools_schema_tokens(&serde_json::json!([]), model), 0);
+        let mut counter = TokenCounter::new("gpt-4o");
+        counter.set_tools_schema(Some(&tools));
+        assert_eq!(counter.count(&[]).tools_schema, want);
     }
 
     #[test]

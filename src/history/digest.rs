@@ -254,8 +254,11 @@ impl Facts {
         for m in messages {
             match m.role {
                 Role::User => {
-                    if let Some(line) = first_line(m.text()) {
+                    if let Some(line) = first_line(&m.text()) {
                         facts.requests.push(clip(line));
+                    }
+                    for (id, text) in m.content.tool_results() {
+                        facts.result(&mut open, id, &text);
                     }
                 }
                 Role::Assistant => {
@@ -265,8 +268,8 @@ impl Facts {
                         collect_identifiers(&call.arguments, &mut facts.identifiers);
                         open.push((call.id, call.name, clip(&shown)));
                     }
-                    let lines: Vec<&str> = m
-                        .text()
+                    let text = m.text();
+                    let lines: Vec<&str> = text
                         .lines()
                         .map(str::trim)
                         .filter(|l| !l.is_empty() && !l.starts_with("```"))
@@ -276,26 +279,31 @@ impl Facts {
                 }
                 Role::Tool => {
                     let Some(id) = &m.tool_call_id else { continue };
-                    let Some(pos) = open.iter().position(|(cid, _, _)| cid == id) else {
-                        continue;
-                    };
-                    let (_, _, shown) = open.remove(pos);
-                    let text = m.text();
-                    if is_error(text) {
-                        let what = first_line(text).unwrap_or("error");
-                        facts.errors.push(clip(&format!("{shown} -> {what}")));
-                    } else {
-                        // The same call succeeding later resolves its error.
-                        let failed = format!("{shown} -> ");
-                        facts.errors.retain(|e| !e.starts_with(&failed));
-                        facts.succeeded.push(shown);
-                    }
+                    facts.result(&mut open, id, &m.text());
                 }
                 Role::System | Role::Developer => {}
             }
         }
         facts.identifiers = dedup(std::mem::take(&mut facts.identifiers));
         facts
+    }
+
+    /// The result `text` of the open call `id` (OpenAI tool message or
+    /// Anthropic `tool_result` block).
+    fn result(&mut self, open: &mut Vec<(String, String, String)>, id: &str, text: &str) {
+        let Some(pos) = open.iter().position(|(cid, _, _)| cid == id) else {
+            return;
+        };
+        let (_, _, shown) = open.remove(pos);
+        if is_error(text) {
+            let what = first_line(text).unwrap_or("error");
+            self.errors.push(clip(&format!("{shown} -> {what}")));
+        } else {
+            // The same call succeeding later resolves its error.
+            let failed = format!("{shown} -> ");
+            self.errors.retain(|e| !e.starts_with(&failed));
+            self.succeeded.push(shown);
+        }
     }
 }
 

@@ -7,6 +7,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
+use super::content::{check_parts, Content};
 use crate::compression;
 
 /// Who a message is from, as the OpenAI Chat format names it.
@@ -71,9 +72,10 @@ pub struct Meta {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
-    /// Text content; `null` for an assistant message that only calls tools.
-    #[serde(default)]
-    pub content: Option<String>,
+    /// A string, `null` (an assistant message that only calls tools), an
+    /// array of content parts or blocks, or absent: written back as read.
+    #[serde(default, skip_serializing_if = "Content::is_absent")]
+    pub content: Content,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_calls: Option<Vec<Json>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -102,7 +104,7 @@ impl Message {
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         Message {
             role,
-            content: Some(content.into()),
+            content: Content::Text(content.into()),
             tool_calls: None,
             tool_call_id: None,
             name: None,
@@ -141,7 +143,7 @@ impl Message {
             })
             .collect();
         Message {
-            content: None,
+            content: Content::Null,
             tool_calls: Some(calls),
             ..Message::assistant("")
         }
@@ -166,22 +168,43 @@ impl Message {
         self.meta.as_ref().is_some_and(|m| m.protected)
     }
 
-    /// The text content, empty for `null`.
-    pub fn text(&self) -> &str {
-        self.content.as_deref().unwrap_or("")
+    /// The text content: the string, the text parts joined by newlines,
+    /// empty for `null` or no content.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        self.content.text()
     }
 
-    /// True for an assistant message with at least one tool call.
+    /// True for an assistant message with at least one tool call (OpenAI
+    /// `tool_calls` or Anthropic `tool_use` blocks).
     pub fn calls_tools(&self) -> bool {
-        self.role == Role::Assistant && self.tool_calls.as_ref().is_some_and(|c| !c.is_empty())
+        self.role == Role::Assistant
+            && (self.tool_calls.as_ref().is_some_and(|c| !c.is_empty())
+                || self.content.tool_uses().next().is_some())
     }
 
-    /// The `id` of each tool call (calls without one are skipped).
+    /// The `id` of each tool call, OpenAI's then Anthropic `tool_use`
+    /// blocks' (calls without one are skipped).
     pub fn tool_call_ids(&self) -> impl Iterator<Item = &str> {
         self.tool_calls
             .iter()
             .flatten()
             .filter_map(|call| call.get("id").and_then(Json::as_str))
+            .chain(
+                self.content
+                    .tool_uses()
+                    .filter_map(|b| b.get("id").and_then(Json::as_str)),
+            )
+    }
+
+    /// The `tool_use_id` of each Anthropic `tool_result` block (a user
+    /// message answering tool calls).
+    pub fn tool_result_ids(&self) -> impl Iterator<Item = &str> {
+        self.content.tool_result_ids()
+    }
+
+    /// True for a message carrying Anthropic `tool_result` blocks.
+    pub fn answers_tools(&self) -> bool {
+        self.role == Role::User && self.tool_result_ids().next().is_some()
     }
 
     /// Each tool call's id, function name and arguments.
@@ -202,6 +225,18 @@ impl Message {
                     arguments: text(function.and_then(|f| f.get("arguments"))),
                 }
             })
+            .chain(self.content.tool_uses().map(|block| {
+                let text = |v: Option<&Json>| match v {
+                    Some(Json::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => String::new(),
+                };
+                ToolCallSummary {
+                    id: text(block.get("id")),
+                    name: text(block.get("name")),
+                    arguments: text(block.get("input")),
+                }
+            }))
             .collect()
     }
 }
@@ -239,10 +274,12 @@ impl TryFrom<Message> for compression::Message {
         if m.tool_call_id.is_some() || m.name.is_some() || !m.extra.is_empty() {
             return Err(NotAnAgentMessage { role: m.role });
         }
-        Ok(compression::Message::new(
-            role,
-            m.content.unwrap_or_default(),
-        ))
+        let content = match m.content {
+            Content::Text(s) => s,
+            Content::Null | Content::Absent => String::new(),
+            Content::Parts(_) => return Err(NotAnAgentMessage { role: m.role }),
+        };
+        Ok(compression::Message::new(role, content))
     }
 }
 
@@ -295,9 +332,13 @@ fn parse_line(line: &str) -> Result<Message, String> {
         Some(Json::String(_)) => {}
         Some(other) => return Err(format!("field `role`: expected a string, got {other}")),
     }
-    if let Some(content) = object.get("content") {
-        if !matches!(content, Json::String(_) | Json::Null) {
-            return Err("field `content`: expected a string or null".into());
+    match object.get("content") {
+        None | Some(Json::String(_) | Json::Null) => {}
+        Some(Json::Array(parts)) => check_parts(parts)?,
+        Some(_) => {
+            return Err(
+                "field `content`: expected a string, an array of content parts or null".into(),
+            )
         }
     }
     if let Some(calls) = object.get("tool_calls") {
@@ -339,6 +380,24 @@ mod tests {
     }
 
     #[test]
+    fn parts_blocks_and_absent_content_round_trip() {
+        for line in [
+            r#"{"role":"user"}"#,
+            r#"{"role":"assistant","content":null}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"https://x/y.png","detail":"low"}}]}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"tool_use","id":"tu1","name":"read","input":{"path":"a"}}]}"#,
+            r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":[{"type":"text","text":"ok"}]}]}"#,
+        ] {
+            let m = parse_jsonl(line).unwrap().remove(0);
+            assert_eq!(to_jsonl(std::slice::from_ref(&m)), format!("{line}\n"));
+        }
+        let m = parse_jsonl(r#"{"role":"assistant","content":[{"type":"tool_use","id":"tu1","name":"read","input":{"path":"a"}}]}"#).unwrap().remove(0);
+        assert!(m.calls_tools());
+        assert_eq!(m.tool_call_ids().collect::<Vec<_>>(), ["tu1"]);
+        assert_eq!(m.tool_call_summaries()[0].arguments, r#"{"path":"a"}"#);
+    }
+
+    #[test]
     fn agent_messages_convert_losslessly() {
         for m in [
             compression::Message::system("s"),
@@ -360,6 +419,8 @@ mod tests {
         let e = parse_jsonl("{oops").unwrap_err();
         assert!(e.to_string().starts_with("line 1: invalid JSON"), "{e}");
         let e = parse_jsonl(r#"{"role":"user","content":[1]}"#).unwrap_err();
+        assert!(e.message.contains("`content[0]`"), "{e}");
+        let e = parse_jsonl(r#"{"role":"user","content":7}"#).unwrap_err();
         assert!(e.message.contains("`content`"), "{e}");
         let e = parse_jsonl(r#"{"content":"x"}"#).unwrap_err();
         assert!(e.message.contains("missing field `role`"), "{e}");

@@ -28,13 +28,14 @@
 //! }
 //! let out = compactor.manual_compact(&history, "user-requested", &Digest, Context::default()).unwrap();
 //! assert!(out.tokens.total() <= compactor.policy().budget());
-//! assert!(out.messages[1].content.as_deref().unwrap().starts_with("<COMPACT-SUMMARY v1>"));
+//! assert!(out.messages[1].text().starts_with("<COMPACT-SUMMARY v1>"));
 //! ```
 
 pub mod archive;
 mod carry;
 mod compact;
 pub mod config;
+mod content;
 mod count;
 mod digest;
 pub mod event;
@@ -51,7 +52,11 @@ mod yaml_depth;
 
 pub use carry::Carry;
 pub use compact::{CompactError, Compactor, Context, EventSink, Outcome, Report, Trigger};
-pub use count::{Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE, TOKENS_PER_NAME};
+pub use content::{Content, ImageRates};
+pub use count::{
+    tools_schema_tokens, Breakdown, TokenCounter, REPLY_PRIMING, TOKENS_PER_MESSAGE,
+    TOKENS_PER_NAME,
+};
 pub use digest::Digest;
 pub use event::Event;
 pub use message::{

@@ -96,14 +96,17 @@ pub fn summary_version(m: &Message) -> Option<u32> {
     if m.role != Role::Assistant {
         return None;
     }
-    let rest = m.text().strip_prefix(SUMMARY_TAG)?;
+    let rest = m.content.as_str()?.strip_prefix(SUMMARY_TAG)?;
     let digits = rest.split('>').next()?;
     digits.parse().ok()
 }
 
 /// The body of a summary message (what follows its first line).
 pub fn summary_body(m: &Message) -> &str {
-    m.text().split_once('\n').map_or("", |(_, body)| body)
+    m.content
+        .as_str()
+        .and_then(|t| t.split_once('\n'))
+        .map_or("", |(_, body)| body)
 }
 
 /// The summary message for version `version`.

@@ -1,7 +1,9 @@
 //! A history cut into units that are kept or removed whole: a single
 //! message, or an assistant message that calls tools together with all
-//! of its results. Pair safety follows from removing only whole units.
-//! No I/O.
+//! of its results (OpenAI: the `tool` messages after it; Anthropic: the
+//! user message right after it whose `tool_result` blocks answer its
+//! `tool_use` blocks). Pair safety follows from removing only whole
+//! units. No I/O.
 
 use std::collections::HashSet;
 
@@ -66,6 +68,13 @@ pub fn units(messages: &[Message]) -> Result<Vec<Unit>, StructureError> {
         if m.role == Role::User {
             turn += 1;
         }
+        if m.answers_tools() {
+            let id = m.tool_result_ids().next().unwrap_or_default();
+            return Err(StructureError::OrphanToolResult {
+                index: i,
+                id: id.to_string(),
+            });
+        }
         if m.role == Role::Tool {
             return Err(match &m.tool_call_id {
                 Some(id) => StructureError::OrphanToolResult {
@@ -88,6 +97,17 @@ pub fn units(messages: &[Message]) -> Result<Vec<Unit>, StructureError> {
         }
         let mut waiting: HashSet<&str> = m.tool_call_ids().collect();
         let mut j = i + 1;
+        if j < messages.len() && messages[j].answers_tools() {
+            // Anthropic: every result of the calls comes in this one
+            // user message.
+            if let Some(id) = messages[j].tool_result_ids().find(|id| !waiting.remove(id)) {
+                return Err(StructureError::OrphanToolResult {
+                    index: j,
+                    id: id.to_string(),
+                });
+            }
+            j += 1;
+        }
         while j < messages.len() && messages[j].role == Role::Tool {
             match messages[j].tool_call_id.as_deref() {
                 Some(id) if waiting.remove(id) => j += 1,
@@ -136,6 +156,41 @@ mod tests {
         assert!(u[4].pending);
         assert_eq!(u[0].turn, 0);
         assert_eq!(u[3].turn, 1);
+    }
+
+    #[test]
+    fn anthropic_tool_use_and_result_form_one_unit() {
+        let parse = |s: &str| crate::history::parse_jsonl(s).unwrap().remove(0);
+        let h = [
+            Message::user("u"),
+            parse(
+                r#"{"role":"assistant","content":[{"type":"text","text":"reading"},{"type":"tool_use","id":"t1","name":"read","input":{}},{"type":"tool_use","id":"t2","name":"read","input":{}}]}"#,
+            ),
+            parse(
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"1"},{"type":"tool_result","tool_use_id":"t2","content":"2"},{"type":"text","text":"go on"}]}"#,
+            ),
+            Message::assistant("done"),
+            parse(
+                r#"{"role":"assistant","content":[{"type":"tool_use","id":"t3","name":"write","input":{}}]}"#,
+            ),
+        ];
+        let u = units(&h).unwrap();
+        assert_eq!(u.len(), 4);
+        assert_eq!(
+            (u[1].start, u[1].end, u[1].tool_exchange, u[1].pending),
+            (1, 3, true, false)
+        );
+        assert!(u[3].pending);
+        let orphan = [Message::user("u"), h[2].clone()];
+        assert_eq!(units(&orphan).unwrap_err().index(), 1);
+        let wrong = [h[4].clone(), h[2].clone()];
+        assert_eq!(
+            units(&wrong).unwrap_err(),
+            StructureError::OrphanToolResult {
+                index: 1,
+                id: "t1".into()
+            }
+        );
     }
 
     #[test]

@@ -33,6 +33,7 @@ use fancy_regex::Regex;
 use self::matcher::Matcher;
 use serde_json::Value as Json;
 
+use super::content::Content;
 use super::message::Message;
 
 mod matcher;
@@ -263,10 +264,14 @@ impl Redactor {
     /// unknown fields.
     pub fn message(&self, message: &Message) -> Message {
         let mut m = message.clone();
-        if let Some(content) = &m.content {
-            if let Cow::Owned(s) = self.redact(content) {
-                m.content = Some(s);
+        match &mut m.content {
+            Content::Text(content) => {
+                if let Cow::Owned(s) = self.redact(content) {
+                    *content = s;
+                }
             }
+            Content::Parts(parts) => parts.iter_mut().for_each(|p| self.json_in_place(p)),
+            Content::Null | Content::Absent => {}
         }
         if let Some(calls) = &mut m.tool_calls {
             for call in calls.iter_mut() {
