@@ -433,7 +433,8 @@ fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-seq", &args[0])?;
     let s = whole_text("re-seq", &re, expect_str("re-seq", &args[1])?)?;
     let mut out = Vec::new();
-    for caps in java_captures(&re, s)? {
+    let mut matches = JavaMatches::new(&re, s);
+    while let Some(caps) = matches.next_match()? {
         out.push(match_value(&caps));
         interp.check_size(out.len())?;
     }
@@ -450,20 +451,43 @@ fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// non-empty one, so they found 3 matches of `#"a*"` in "baaab", not 4.
 fn java_captures<'t>(re: &Regex, s: &'t str) -> Result<Vec<fancy_regex::Captures<'t>>, Error> {
     let mut out = Vec::new();
-    let mut pos = 0;
-    while pos <= s.len() {
-        let Some(caps) = captures_at(re, s, pos)? else {
-            break;
+    let mut matches = JavaMatches::new(re, s);
+    while let Some(caps) = matches.next_match()? {
+        out.push(caps);
+    }
+    Ok(out)
+}
+
+/// The matches [`java_captures`] finds, one at a time: builders stop at
+/// the size limit without first collecting every match.
+struct JavaMatches<'r, 't> {
+    re: &'r Regex,
+    s: &'t str,
+    pos: usize,
+}
+
+impl<'r, 't> JavaMatches<'r, 't> {
+    fn new(re: &'r Regex, s: &'t str) -> Self {
+        JavaMatches { re, s, pos: 0 }
+    }
+
+    fn next_match(&mut self) -> Result<Option<fancy_regex::Captures<'t>>, Error> {
+        let s = self.s;
+        if self.pos > s.len() {
+            return Ok(None);
+        }
+        let Some(caps) = captures_at(self.re, s, self.pos)? else {
+            self.pos = s.len() + 1;
+            return Ok(None);
         };
         let m = caps.get(0).expect("group 0 takes part in every match");
-        pos = if m.start() == m.end() {
+        self.pos = if m.start() == m.end() {
             m.end() + s[m.end()..].chars().next().map_or(1, char::len_utf8)
         } else {
             m.end()
         };
-        out.push(caps);
+        Ok(Some(caps))
     }
-    Ok(out)
 }
 
 /// Java's `String.split(regex, limit)` for a limit of 0 (trailing empty
@@ -505,10 +529,13 @@ pub(crate) fn replace_n(
     let searched = whole_text("replace", re, s)?;
     let mut last = 0;
     let mut expansion = Vec::new();
-    for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
+    let mut matches = JavaMatches::new(re, searched);
+    let mut n = 0;
+    while let Some(caps) = matches.next_match()? {
         if limit != 0 && n == limit {
             break;
         }
+        n += 1;
         let m = caps.get(0).expect("group 0 takes part in every match");
         out.push_str(&s[last..m.start()])?;
         expansion.clear();
@@ -560,10 +587,13 @@ pub(crate) fn replace_with_fn(
 ) -> EvalResult<()> {
     let searched = whole_text("replace", re, s)?;
     let mut last = 0;
-    for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
+    let mut matches = JavaMatches::new(re, searched);
+    let mut n = 0;
+    while let Some(caps) = matches.next_match()? {
         if limit != 0 && n == limit {
             break;
         }
+        n += 1;
         let whole = caps.get(0).expect("group 0 is the match");
         out.push_str(&s[last..whole.start()])?;
         let replacement = interp.call(f, &[match_value(&caps)])?;

@@ -1,0 +1,224 @@
+//! Memory, output size and silent wrong answers (issue 40): string
+//! builtins that would build far past the size limit, regex functions over
+//! long texts, JSON output of shared structure, the session memory limit,
+//! deep results. Each repro runs the `ptc` binary under an address-space
+//! limit (`prlimit`), so an unbounded allocation fails the test instead of
+//! swapping the machine, and must end with the whole answer or a clear
+//! error, promptly.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Far above what a bounded run needs, far below what the unbounded
+/// ones took (several GB).
+const ADDRESS_SPACE: &str = "--as=2000000000";
+
+/// `ptc args` (stdin `input`) under the address-space limit; its output
+/// and how long it took.
+fn limited(args: &[&str], input: &str) -> (Output, Duration) {
+    let started = Instant::now();
+    let mut child = Command::new("prlimit")
+        .arg(ADDRESS_SPACE)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_ptc"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("prlimit runs ptc");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let input = input.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().expect("ptc ends");
+    writer.join().expect("stdin writer");
+    (out, started.elapsed())
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `ptc eval src` under a 1 s limit: its result line, or the error.
+fn eval(src: &str) -> (Result<String, String>, Duration) {
+    eval_within(src, 1000)
+}
+
+/// `ptc eval src` under a limit of `ms`.
+fn eval_within(src: &str, ms: u32) -> (Result<String, String>, Duration) {
+    let ms = ms.to_string();
+    let (out, took) = limited(&["eval", "--timeout-ms", &ms, src], "");
+    let code = out.status.code();
+    assert!(
+        code == Some(0) || code == Some(1),
+        "`{src}` ended with {:?} (no abort or panic expected)\n{}",
+        out.status,
+        stderr(&out)
+    );
+    let outcome = if code == Some(0) {
+        Ok(stdout(&out).trim_end().to_string())
+    } else {
+        Err(stderr(&out))
+    };
+    (outcome, took)
+}
+
+/// `src` fails with the memory error (not the time limit: building the
+/// inputs takes most of a second in a debug build on a loaded machine, so
+/// the limit is 5 s), within twice its limit plus half a second.
+fn assert_memory_error(src: &str) {
+    let (outcome, took) = eval_within(src, 5000);
+    let err = outcome.expect_err(src);
+    assert!(
+        err.contains("memory") || err.contains("over the limit of 1000000"),
+        "`{src}`: {err}"
+    );
+    assert!(
+        took < Duration::from_millis(10_500),
+        "`{src}` took {took:?}"
+    );
+}
+
+/// A string of a million characters, and a long replacement.
+const LONG: &str = "(apply str (repeat 1000000 \"a\"))";
+
+#[test]
+fn string_builtins_fail_before_building_past_the_limit() {
+    for src in [
+        // A long replacement for each of a million matches.
+        format!("(clojure.string/replace {LONG} \"a\" (apply str (repeat 6500 \"b\")))"),
+        format!("(clojure.string/replace {LONG} #\"a\" (apply str (repeat 6500 \"b\")))"),
+        format!("(clojure.string/replace {LONG} #\"(a{{10}})\" (apply str (repeat 650 \"$1\")))"),
+        format!("(clojure.string/replace {LONG} #\"a\" (fn [_] (apply str (repeat 6500 \"b\"))))"),
+        format!("(clojure.string/replace-first {LONG} \"a\" {LONG})"),
+        format!("(.replace {LONG} \"a\" \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\")"),
+        format!("(.replaceAll {LONG} \"a\" \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\")"),
+        // A long separator between many items.
+        format!("(clojure.string/join (apply str (repeat 6500 \"b\")) (range 1000000))"),
+        format!("(str/join {LONG} [1 2 3])"),
+        // A long escape for each character.
+        format!("(clojure.string/escape {LONG} {{\\a (apply str (repeat 6500 \"b\"))}})"),
+        format!("(clojure.string/escape {LONG} (fn [_] (apply str (repeat 6500 \"b\"))))"),
+        // Widths that add up.
+        "(apply format (apply str (repeat 100000 \"%9999s\")) (repeat 100000 1))".to_string(),
+        format!("(str {LONG} {LONG})"),
+        format!("(apply str (repeat 2 {LONG}))"),
+        "(clojure.string/upper-case (apply str (repeat 600000 \"ß\")))".to_string(),
+    ] {
+        assert_memory_error(&src);
+    }
+}
+
+#[test]
+fn string_builtins_under_the_limit_give_the_whole_result() {
+    for (src, expected) in [
+        (
+            "(count (clojure.string/replace (apply str (repeat 1000 \"a\")) \"a\" \"bcd\"))",
+            "3000",
+        ),
+        (
+            "(count (clojure.string/replace (apply str (repeat 100000 \"a\")) #\"(a)\" \"$1$1\"))",
+            "200000",
+        ),
+        (
+            "(clojure.string/replace \"a.b.c\" \".\" \"--\")",
+            "\"a--b--c\"",
+        ),
+        ("(clojure.string/replace \"abc\" \"\" \"-\")", "\"-a-b-c-\""),
+        (
+            "(clojure.string/replace-first \"a.b.c\" \".\" \"--\")",
+            "\"a--b.c\"",
+        ),
+        ("(clojure.string/join \", \" [1 2 3])", "\"1, 2, 3\""),
+        (
+            "(clojure.string/escape \"a<b\" {\\< \"&lt;\"})",
+            "\"a&lt;b\"",
+        ),
+        ("(format \"%5s|%-3d|\" \"x\" 7)", "\"    x|7  |\""),
+        ("(clojure.string/upper-case \"straße\")", "\"STRASSE\""),
+    ] {
+        let (outcome, _) = eval_within(src, 20_000);
+        assert_eq!(outcome.as_deref(), Ok(expected), "{src}");
+    }
+}
+
+/// The issue's repro: regex functions stopped at byte 32,768 and gave a
+/// partial answer.
+#[test]
+fn regex_functions_search_the_whole_of_a_long_text() {
+    let joined = "(clojure.string/join \",\" (range 20000))";
+    for (src, expected) in [
+        (
+            format!("(count (clojure.string/split {joined} #\",\"))"),
+            "20000",
+        ),
+        (format!("(count (re-seq #\"\\d+\" {joined}))"), "20000"),
+        (format!("(re-find #\"19999\" {joined})"), "\"19999\""),
+        (
+            format!("(count (clojure.string/replace {joined} #\",\" \";;\"))"),
+            "128888",
+        ),
+        (
+            format!("(count (clojure.string/replace {joined} #\"\\d+\" (fn [m] \"x\")))"),
+            "39999",
+        ),
+        (
+            format!("(some? (re-matches #\"[\\d,]+\" {joined}))"),
+            "true",
+        ),
+        (
+            format!("(count (clojure.string/split {joined} #\",\" 19999))"),
+            "19999",
+        ),
+        (format!("(count (re-split #\",\" {joined}))"), "20000"),
+        (format!("(extract \"(19999)\" {joined})"), "\"19999\""),
+    ] {
+        let (outcome, _) = eval_within(&src, 20_000);
+        assert_eq!(outcome.as_deref(), Ok(expected), "{src}");
+    }
+}
+
+/// Patterns with lookaround or backreferences search at most 2 KiB: a
+/// longer text is an error naming the cap, never a search of its start.
+#[test]
+fn backtracking_patterns_refuse_long_texts_naming_the_cap() {
+    let long = "(apply str (repeat 3000 \"ab,\"))";
+    for src in [
+        format!("(count (re-seq #\"a(?=b)\" {long}))"),
+        format!("(re-find #\"(a)\\1\" {long})"),
+        format!("(count (clojure.string/split {long} #\",(?=a)\"))"),
+        format!("(clojure.string/replace {long} #\"a(?=b)\" \"x\")"),
+        format!("(re-matches #\"(?:ab,)*(?=x)\" {long})"),
+    ] {
+        let (outcome, took) = eval(&src);
+        let err = outcome.expect_err(&src);
+        assert!(
+            err.contains("at most") && err.contains("bytes"),
+            "{src}: {err}"
+        );
+        assert!(took < Duration::from_millis(2500), "`{src}` took {took:?}");
+    }
+    // A short text is searched as before.
+    let (outcome, _) = eval("(count (re-seq #\"a(?=b)\" (apply str (repeat 300 \"ab,\"))))");
+    assert_eq!(outcome.as_deref(), Ok("300"));
+}
+
+/// A pattern that scans the rest of a long text at every search ends
+/// with the time limit, not a partial answer.
+#[test]
+fn a_quadratic_search_of_a_long_text_ends_with_the_time_limit() {
+    let (outcome, took) =
+        eval("(count (re-seq #\"a(?:.*b)?\" (apply str (repeat 1000000 \"a\"))))");
+    match outcome {
+        Ok(n) => assert_eq!(n, "1000000"),
+        Err(e) => assert!(e.contains("time limit"), "{e}"),
+    }
+    assert!(took < Duration::from_millis(2500), "took {took:?}");
+}
