@@ -285,13 +285,17 @@ pub(crate) fn trip_error(
         Trip::Memory => Error::new(
             ErrorKind::MemoryLimit,
             format!(
-                "Program used more than {} MiB of memory (the memory limit)",
+                "{HEAP_LIMIT_PREFIX} {} MiB of memory (the memory limit)",
                 max_memory >> 20
             ),
         )
         .with_hint("build smaller intermediate collections, or process the data in parts"),
     }
 }
+
+/// How the error of a heap over the memory limit begins (a session tells
+/// it from the size limit's memory errors by this).
+pub(crate) const HEAP_LIMIT_PREFIX: &str = "Program used more than";
 
 /// An expansion over its limit (`max_expanded`).
 pub(crate) fn expanded_error(max_expanded: usize) -> Error {

@@ -26,7 +26,9 @@ pub use arcstr::ArcStr;
 pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef, WhereOp};
 pub(crate) use item_hash::ItemState;
-pub use json::{from_json, has_json_form, to_json};
+pub use json::{
+    from_json, has_json_form, json_size_within, to_json, to_json_capped, MAX_JSON_DEPTH,
+};
 pub use json_read::{from_json_checked, read_json_object, read_json_object_chunked, ReadError};
 pub use keyword::intern as intern_keyword;
 pub use map::Map;
