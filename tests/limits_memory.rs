@@ -222,3 +222,141 @@ fn a_quadratic_search_of_a_long_text_ends_with_the_time_limit() {
     }
     assert!(took < Duration::from_millis(2500), "took {took:?}");
 }
+
+/// `ptc mcp-server` under the address-space limit, driven by raw
+/// JSON-RPC.
+struct Server {
+    child: std::process::Child,
+    input: std::process::ChildStdin,
+    output: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new("prlimit")
+            .arg(ADDRESS_SPACE)
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_ptc"))
+            .arg("mcp-server")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("prlimit runs ptc mcp-server");
+        let input = child.stdin.take().expect("piped stdin");
+        let output = std::io::BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut server = Server {
+            child,
+            input,
+            output,
+        };
+        server.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+        server.answer(0);
+        server.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: &serde_json::Value) {
+        let line = format!("{message}\n");
+        self.input
+            .write_all(line.as_bytes())
+            .expect("the server reads");
+        self.input.flush().expect("the server reads");
+    }
+
+    fn answer(&mut self, id: u64) -> serde_json::Value {
+        use std::io::BufRead;
+        loop {
+            let mut line = String::new();
+            let n = self.output.read_line(&mut line).expect("the server writes");
+            assert!(
+                n > 0,
+                "the server closed its output waiting for {id} (it died)"
+            );
+            let message: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+            if message["id"] == serde_json::json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// `run` with `program`: the answer's text and whether it is an error.
+    fn run(&mut self, id: u64, program: &str) -> (String, bool) {
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "run", "arguments": {"program": program}}}),
+        );
+        let answer = self.answer(id);
+        let text = answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        (text, answer["result"]["isError"] == serde_json::json!(true))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The repro (the server died at call 226 of 300): definitions
+/// persist, each adding 16 MB or more; past the session memory limit a
+/// call fails with the memory error, the server goes on and earlier
+/// definitions stay.
+#[test]
+fn the_mcp_server_keeps_to_the_session_memory_limit() {
+    let mut server = Server::start(&["--max-session-memory", "300000000"]);
+    let mut kept = Vec::new();
+    let mut refused = 0;
+    for n in 1..=60u64 {
+        let (text, is_error) = server.run(n, &format!("(def v{n} (vec (range 1000000)))"));
+        if is_error {
+            assert!(text.contains("session memory limit"), "call {n}: {text}");
+            refused += 1;
+        } else {
+            kept.push(n);
+        }
+    }
+    assert!(refused > 0, "60 vectors of a million items fit in 300 MB?");
+    assert!(kept.len() >= 5, "only {kept:?} were kept");
+    // Earlier definitions are intact, a refused one is not defined, and
+    // small work goes on.
+    let first = kept[0];
+    assert_eq!(server.run(100, &format!("(count v{first})")).0, "1000000");
+    let (text, is_error) = server.run(101, "(def small 41)");
+    assert!(!is_error, "{text}");
+    assert_eq!(server.run(102, "(inc small)").0, "42");
+    // Redefining frees the old value: the session can go on.
+    for n in kept.iter().skip(1) {
+        let (text, is_error) = server.run(200 + n, &format!("(def v{n} nil)"));
+        assert!(!is_error, "{text}");
+    }
+    let (text, is_error) = server.run(300, "(def again (vec (range 1000000)))");
+    assert!(!is_error, "{text}");
+}
+
+/// The REPL alike (piped): past the limit a definition is refused with
+/// the memory error, and the ones before it are kept.
+#[test]
+fn the_repl_keeps_to_the_session_memory_limit() {
+    let mut input: String = (1..=40)
+        .map(|n| format!("(def v{n} (vec (range 1000000)))\n"))
+        .collect();
+    input.push_str("(count v1)\n(def small 41)\n(inc small)\n");
+    let (out, _) = limited(&["--max-session-memory", "300000000"], &input);
+    let (stdout, stderr) = (stdout(&out), stderr(&out));
+    assert!(
+        stderr.contains("session memory limit"),
+        "{stderr}\n--- stdout\n{stdout}"
+    );
+    assert!(stdout.contains("1000000"), "{stdout}");
+    assert!(stdout.trim_end().ends_with("42"), "{stdout}");
+}
