@@ -360,3 +360,38 @@ fn the_repl_keeps_to_the_session_memory_limit() {
     assert!(stdout.contains("1000000"), "{stdout}");
     assert!(stdout.trim_end().ends_with("42"), "{stdout}");
 }
+
+/// `--json` of a result that shares one 1 MB string a million times (a
+/// 1 TB line if expanded), or nests 5,000 deep: the result is left out
+/// with `result_cut`, the text form is cut, and the process ends at once.
+#[test]
+fn json_output_caps_the_result_at_max_result_bytes() {
+    let shared = "(let [s (apply str (repeat 1000000 \"x\")) row (vec (repeat 1000 s))] \
+                  (vec (repeat 1000 row)))";
+    let deep = "(loop [x [] i 0] (if (< i 5000) (recur [x] (inc i)) x))";
+    for src in [shared, deep] {
+        let (out, took) = limited(&["eval", "--json", "--timeout-ms", "5000", src], "");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let line = stdout(&out);
+        assert!(line.len() < 1_200_000, "a line of {} bytes", line.len());
+        let o: serde_json::Value = serde_json::from_str(&line).expect("one JSON object");
+        assert_eq!(o["result_cut"], serde_json::json!(true), "{src}");
+        assert_eq!(o["result"], serde_json::Value::Null);
+        assert_eq!(o["result_is_json"], serde_json::json!(false));
+        // The text form is cut at the same cap (the deep one fits).
+        let text = o["result_text"].as_str().expect("the text form");
+        assert!(text.len() < 1_100_000 && (src == deep || text.contains("result cut at")));
+        assert!(took < Duration::from_millis(10_500), "took {took:?}");
+    }
+    // A small cap cuts a small result; one under it is whole.
+    let (out, _) = limited(
+        &["eval", "--json", "--max-result-bytes", "10", "(range 100)"],
+        "",
+    );
+    let o: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(o["result_cut"], serde_json::json!(true));
+    let (out, _) = limited(&["eval", "--json", "[1 {:a \"b\"}]"], "");
+    let o: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(o["result"], serde_json::json!([1, {"a": "b"}]));
+    assert_eq!(o["result_cut"], serde_json::json!(false));
+}
