@@ -395,3 +395,47 @@ fn json_output_caps_the_result_at_max_result_bytes() {
     assert_eq!(o["result"], serde_json::json!([1, {"a": "b"}]));
     assert_eq!(o["result_cut"], serde_json::json!(false));
 }
+
+/// Printing a 2M-deep vector took 1.4 GB of stack grown on the heap: the
+/// printer follows 10,000 levels, shows `...` deeper in a result printed
+/// after the run, and stops a program that prints deeper with the depth
+/// error.
+#[test]
+fn printing_a_deep_value_is_bounded() {
+    let deep = |n: u32| format!("(loop [x [] i 0] (if (< i {n}) (recur [x] (inc i)) x))");
+    let (outcome, _) = eval_within(&deep(2_000_000), 20_000);
+    let text = outcome.expect("the result prints");
+    assert!(
+        text.len() < 30_000 && text.contains("..."),
+        "{} bytes",
+        text.len()
+    );
+    for src in [
+        format!("(count (pr-str {}))", deep(20_000)),
+        format!("(count (str {}))", deep(20_000)),
+    ] {
+        let (outcome, _) = eval_within(&src, 20_000);
+        let err = outcome.expect_err(&src);
+        assert!(err.contains("10000 levels deep"), "{src}: {err}");
+    }
+    let (outcome, _) = eval_within(&format!("(count (pr-str {}))", deep(9_000)), 20_000);
+    assert_eq!(outcome.as_deref(), Ok("18002"));
+}
+
+/// `merge` and `merge-with` of maps each under the collection limit may
+/// not build one over it.
+#[test]
+fn merge_respects_the_collection_limit() {
+    let a = "(zipmap (range 600000) (range 600000))";
+    let b = "(zipmap (range 600000 1200000) (range 600000))";
+    for src in [
+        format!("(count (merge {a} {b}))"),
+        format!("(count (merge-with + {a} {b}))"),
+    ] {
+        let (outcome, _) = eval_within(&src, 20_000);
+        let err = outcome.expect_err(&src);
+        assert!(err.contains("over the limit of 1000000"), "{src}: {err}");
+    }
+    let (outcome, _) = eval_within("(merge-with + {:a 1} {:a 2 :b 3})", 20_000);
+    assert_eq!(outcome.as_deref(), Ok("{:a 3, :b 3}"));
+}

@@ -34,7 +34,9 @@ pub use keyword::intern as intern_keyword;
 pub use map::Map;
 pub(crate) use map::{Shape, SMALL_MAP_LIMIT};
 pub use pretty::{pretty, Pretty, PrettyOptions};
-pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
+pub use print::{
+    pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded, MAX_PRINT_DEPTH,
+};
 pub(crate) use print::{write_escaped, write_float};
 pub use set::{Set, SetIter};
 pub use short_str::{ShortStr, SHORT_MAX};

@@ -52,8 +52,19 @@ pub fn write_str_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
     out.len() < limit
 }
 
+/// Deepest nesting the printer follows: each level costs some 700 bytes
+/// of (heap-grown) stack, outside the memory limit, so a 2M-deep vector
+/// took 1.4 GB to print. Deeper, a running program stops with the depth
+/// error; a result printed after its run shows `...` there.
+pub const MAX_PRINT_DEPTH: usize = 10_000;
+
 fn write_value(out: &mut String, v: &Value, depth: usize, limit: usize) {
     if out.len() >= limit || !crate::meter::work(1) {
+        return;
+    }
+    if depth >= MAX_PRINT_DEPTH {
+        crate::meter::trip_depth();
+        out.push_str("...");
         return;
     }
     if depth % 16 == 15 {
