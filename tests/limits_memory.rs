@@ -439,3 +439,21 @@ fn merge_respects_the_collection_limit() {
     let (outcome, _) = eval_within("(merge-with + {:a 1} {:a 2 :b 3})", 20_000);
     assert_eq!(outcome.as_deref(), Ok("{:a 3, :b 3}"));
 }
+
+/// Smaller findings: an error quotes at most 200 characters of its input
+/// (a 100,000-digit literal gave a 100 KB error); `json/parse-string` of
+/// an integer past 64 bits is refused as `--data` refuses it (it became a
+/// float with another value).
+#[test]
+fn errors_quote_input_with_a_cap_and_json_refuses_huge_integers() {
+    let digits = "1".repeat(100_000);
+    let (outcome, _) = eval(&digits);
+    let err = outcome.expect_err("a huge literal");
+    assert!(err.len() < 1000, "an error of {} bytes", err.len());
+    assert!(err.contains("... (99800 more)"), "{err}");
+    let (outcome, _) = eval("(json/parse-string \"{\\\"a\\\": 123456789012345678901234567890}\")");
+    let err = outcome.expect_err("a huge integer");
+    assert!(err.contains("beyond the 64-bit integers"), "{err}");
+    let (outcome, _) = eval("(json/parse-string \"{\\\"a\\\": 12, \\\"b\\\": 1.5e30}\")");
+    assert_eq!(outcome.as_deref(), Ok("{\"a\" 12, \"b\" 1.5E30}"));
+}

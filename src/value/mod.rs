@@ -9,7 +9,7 @@ mod drop;
 mod func;
 mod item_hash;
 mod json;
-mod json_read;
+pub(crate) mod json_read;
 mod keyword;
 mod map;
 mod pretty;

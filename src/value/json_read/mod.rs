@@ -714,7 +714,7 @@ impl<'de> Visitor<'de> for Key<'_, '_> {
 /// literal over as a float: a negative one from 19 digits on (below
 /// -9223372036854775808), a positive one from 21 digits on (past
 /// `u64::MAX`; the 20-digit ones arrive as `u64`).
-fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
+pub(crate) fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
     fn fits_i64(literal: &[u8]) -> bool {
         std::str::from_utf8(literal)
             .ok()
