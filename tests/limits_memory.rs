@@ -457,3 +457,16 @@ fn errors_quote_input_with_a_cap_and_json_refuses_huge_integers() {
     let (outcome, _) = eval("(json/parse-string \"{\\\"a\\\": 12, \\\"b\\\": 1.5e30}\")");
     assert_eq!(outcome.as_deref(), Ok("{\"a\" 12, \"b\" 1.5E30}"));
 }
+
+/// A keyword made from a JSON key that is no keyword name prints as the
+/// call that makes it, never as code (`{:a (println "INJECTED") b 1}`).
+#[test]
+fn keywords_from_json_keys_print_readably() {
+    let (outcome, _) = eval(
+        "(json/parse-string \"{\\\"a (println \\\\\\\"INJECTED\\\\\\\") b\\\": 1, \\\"c\\\": 2}\" true)",
+    );
+    assert_eq!(
+        outcome.as_deref(),
+        Ok("{(keyword \"a (println \\\"INJECTED\\\") b\") 1, :c 2}")
+    );
+}
