@@ -101,7 +101,7 @@ fn string_builtins_fail_before_building_past_the_limit() {
         format!("(.replace {LONG} \"a\" \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\")"),
         format!("(.replaceAll {LONG} \"a\" \"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\")"),
         // A long separator between many items.
-        format!("(clojure.string/join (apply str (repeat 6500 \"b\")) (range 1000000))"),
+        "(clojure.string/join (apply str (repeat 6500 \"b\")) (range 1000000))".to_string(),
         format!("(str/join {LONG} [1 2 3])"),
         // A long escape for each character.
         format!("(clojure.string/escape {LONG} {{\\a (apply str (repeat 6500 \"b\"))}})"),
