@@ -123,11 +123,41 @@ pub struct Error {
     hint: Option<String>,
 }
 
+/// Characters of input an error message quotes ([`quote`]).
+pub const QUOTE_CHARS: usize = 200;
+
+/// Longest error message kept whole (a backstop for messages that quote
+/// input without [`quote`]); longer ones are cut with `... (N more)`.
+pub const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// `text` as an error message quotes it: its first [`QUOTE_CHARS`]
+/// characters, then `... (N more)` (a 100,000-digit literal gave a
+/// 100 KB error).
+pub fn quote(text: &str) -> String {
+    cut_chars(text, QUOTE_CHARS)
+}
+
+fn cut_chars(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((at, _)) => {
+            let more = text[at..].chars().count();
+            format!("{}... ({more} more)", &text[..at])
+        }
+    }
+}
+
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message: String = message.into();
+        let message = if message.len() > MAX_MESSAGE_CHARS {
+            cut_chars(&message, MAX_MESSAGE_CHARS)
+        } else {
+            message
+        };
         Error {
             kind,
-            message: message.into(),
+            message,
             span: None,
             hint: None,
         }

@@ -130,6 +130,12 @@ struct RunArgs {
     /// work is held by the time limit) (at least 1) [default: 10000000]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_steps: Option<u64>,
+    /// The most heap memory the session's turns may add together, in bytes:
+    /// definitions persist across the REPL's turns; a turn that would
+    /// cross it fails with the memory error and keeps no definition
+    /// [default: 2147483648 (2 GiB)]
+    #[arg(long, value_name = "BYTES")]
+    max_session_memory: Option<usize>,
     /// The largest `--data` file read, in bytes [default: 67108864 (64 MiB)]
     #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
           hide_default_value = true)]
@@ -488,7 +494,10 @@ fn load_data_in_chunks(
 
 /// A session with the data, tools and prelude the options name.
 fn build_session(args: &RunArgs, tools: &cli::mcp::ToolSources) -> Result<Session, String> {
-    let limits = limits(args.timeout_ms, args.max_steps);
+    let mut limits = limits(args.timeout_ms, args.max_steps);
+    if let Some(bytes) = args.max_session_memory {
+        limits.max_session_memory = bytes;
+    }
     let session = session_with(args.data.as_deref(), args.max_data_bytes, tools, limits)?;
     with_prelude(session, args.prelude.as_deref())
 }
@@ -680,7 +689,7 @@ fn report_turn(
 ) -> ExitCode {
     if json {
         let max = args.max_result_bytes;
-        let object = cli::json_report::turn(turn, file, &|v| result_text(v, max));
+        let object = cli::json_report::turn(turn, file, max, &|v| result_text(v, max));
         cli::out::raw_line(&object.to_string());
         return match turn.outcome {
             TurnOutcome::Value { .. } | TurnOutcome::Return { .. } => ExitCode::SUCCESS,
@@ -1033,7 +1042,9 @@ fn report_run(
     use ptc_lisp::agent::AgentOutcome;
 
     if json {
-        let object = cli::json_report::agent_run(run, &|v| result_text(v, max_result_bytes));
+        let object = cli::json_report::agent_run(run, max_result_bytes, &|v| {
+            result_text(v, max_result_bytes)
+        });
         cli::out::raw_line(&object.to_string());
         return match run.outcome {
             AgentOutcome::Returned(_) => ExitCode::SUCCESS,

@@ -38,6 +38,8 @@ pub(crate) enum Trip {
     Expanded,
     /// The process's heap grew past the program's memory limit.
     Memory,
+    /// A value to print nests deeper than [`crate::value::MAX_PRINT_DEPTH`].
+    Depth,
 }
 
 /// How many installed meters (on any thread) have tripped. `tripped`,
@@ -285,13 +287,33 @@ pub(crate) fn trip_error(
         Trip::Memory => Error::new(
             ErrorKind::MemoryLimit,
             format!(
-                "Program used more than {} MiB of memory (the memory limit)",
+                "{HEAP_LIMIT_PREFIX} {} MiB of memory (the memory limit)",
                 max_memory >> 20
             ),
         )
         .with_hint("build smaller intermediate collections, or process the data in parts"),
+        Trip::Depth => Error::new(
+            ErrorKind::DepthLimit,
+            format!(
+                "A value nested more than {} levels deep cannot be printed",
+                crate::value::MAX_PRINT_DEPTH
+            ),
+        ),
     }
 }
+
+/// Trip the meter: a value to print nests too deep.
+pub(crate) fn trip_depth() {
+    STATE.with(|s| {
+        if s.active.get() && s.tripped.get().is_none() {
+            set_trip(s, Trip::Depth);
+        }
+    })
+}
+
+/// How the error of a heap over the memory limit begins (a session tells
+/// it from the size limit's memory errors by this).
+pub(crate) const HEAP_LIMIT_PREFIX: &str = "Program used more than";
 
 /// An expansion over its limit (`max_expanded`).
 pub(crate) fn expanded_error(max_expanded: usize) -> Error {

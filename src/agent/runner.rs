@@ -61,7 +61,7 @@ use crate::history::{Event, Report, Trim};
 use crate::session::{
     Session, Signature, SignatureError, Tool, ToolArgs, ToolError, Turn, TurnError, TurnOutcome,
 };
-use crate::value::{pr_str, to_json, Value};
+use crate::value::{pr_str, to_json_capped, Value};
 
 /// The error code of the failed turn recorded for a reply with no program.
 pub const NO_CODE: &str = "no-code";
@@ -238,7 +238,9 @@ impl ModelCall {
             TurnOutcome::Error { error } => (None, Some(error.to_string())),
             TurnOutcome::Value { value }
             | TurnOutcome::Return { value }
-            | TurnOutcome::Fail { value } => (Some(to_json(value)), None),
+            | TurnOutcome::Fail { value } => {
+                (Some(to_json_capped(value, TRANSCRIPT_VALUE_BYTES)), None)
+            }
         };
         TranscriptEntry {
             turn: self.turn as u32,
@@ -254,8 +256,16 @@ impl ModelCall {
                 .iter()
                 .map(|c| TranscriptToolCall {
                     name: c.name.clone(),
-                    args: serde_json::Value::Array(c.args.iter().map(to_json).collect()),
-                    result: c.result.as_ref().map(to_json),
+                    args: serde_json::Value::Array(
+                        c.args
+                            .iter()
+                            .map(|a| to_json_capped(a, TRANSCRIPT_VALUE_BYTES))
+                            .collect(),
+                    ),
+                    result: c
+                        .result
+                        .as_ref()
+                        .map(|r| to_json_capped(r, TRANSCRIPT_VALUE_BYTES)),
                     error: c.error.clone(),
                     duration_ms: c.duration.as_millis() as u64,
                 })
@@ -264,6 +274,12 @@ impl ModelCall {
         }
     }
 }
+
+/// The most bytes of JSON one value (a result, a tool call's arguments or
+/// result) takes in a transcript line: values that share structure can
+/// expand without limit (1,000 references to a 1 MB string wrote a 1 GB
+/// line). A larger value is replaced by a string saying so.
+pub const TRANSCRIPT_VALUE_BYTES: usize = 1024 * 1024;
 
 fn outcome_name(outcome: &TurnOutcome) -> &'static str {
     match outcome {

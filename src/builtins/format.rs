@@ -42,12 +42,15 @@ enum ArgRef {
 
 fn format_fn(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let fmt = expect_str("format", &args[0])?;
-    let out = format(fmt, &args[1..])?;
+    let out = format(fmt, &args[1..], interp.limits.max_collection)?;
     interp.check_size(out.len())?;
     Ok(Value::from(out))
 }
 
-fn format(fmt: &str, args: &[Value]) -> Result<String, Error> {
+/// `fmt` filled in with `args`; the text may grow to `max` bytes (each
+/// directive is checked before it is padded, so widths cannot add up past
+/// the limit).
+fn format(fmt: &str, args: &[Value], max: usize) -> Result<String, Error> {
     let mut out = String::with_capacity(fmt.len());
     let mut rest = fmt;
     let mut next = 0;
@@ -81,6 +84,12 @@ fn format(fmt: &str, args: &[Value]) -> Result<String, Error> {
         };
         previous = index.or(previous);
         let text = convert(&spec, arg, directive)?;
+        let grown = out
+            .len()
+            .saturating_add(text.len().max(spec.width.unwrap_or(0)));
+        if grown > max {
+            return Err(super::bounded::size_error(grown, max));
+        }
         pad(&mut out, &text, &spec);
     }
     out.push_str(rest);

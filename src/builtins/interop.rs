@@ -197,19 +197,25 @@ fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 }
 
 /// Java's `replace`: every literal occurrence.
-fn replace(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+fn replace(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = receiver(".replace", &args[0])?;
     let from = string_arg(".replace", &args[1])?;
     let to = string_arg(".replace", &args[2])?;
-    Ok(Value::from(s.replace(from, to)))
+    let mut out = super::bounded::Text::new(interp, s.len());
+    super::strings::replace_literal(s, from, to, 0, &mut out)?;
+    interp.check_size(out.len())?;
+    Ok(Value::from(out.into_string()))
 }
 
 /// Java's `replaceAll`: a regex given as a string, `$1` for groups.
-fn replace_all(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+fn replace_all(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = receiver(".replaceAll", &args[0])?;
     let re = super::regex::compile(string_arg(".replaceAll", &args[1])?)?;
     let to = string_arg(".replaceAll", &args[2])?;
-    Ok(Value::from(super::regex::replace_n(&re, s, 0, to)?))
+    let mut out = super::bounded::Text::new(interp, s.len());
+    super::regex::replace_n(&re, s, 0, to, &mut out)?;
+    interp.check_size(out.len())?;
+    Ok(Value::from(out.into_string()))
 }
 
 fn matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

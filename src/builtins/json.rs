@@ -76,9 +76,23 @@ fn from_json(interp: &mut Interp<'_>, json: &Json, keys: &Keys) -> EvalResult {
 }
 
 /// Parse one JSON text; nil when it is not valid JSON.
+/// Integers past 64 bits are refused, as `--data` refuses them (serde
+/// reads them as floats, which silently changed their value).
 fn parse_text(interp: &mut Interp<'_>, text: &str, keys: &Keys) -> EvalResult {
     match serde_json::from_str::<Json>(text) {
-        Ok(json) => from_json(interp, &json, keys),
+        Ok(json) => {
+            let huge = crate::value::json_read::huge_integer_literals(text.as_bytes());
+            if !huge.is_empty() {
+                return Err(Error::new(
+                    ErrorKind::Type,
+                    "JSON text has an integer beyond the 64-bit integers \
+                     (-9223372036854775808 to 9223372036854775807)",
+                )
+                .with_hint("write it as a string or a float in the JSON to keep it")
+                .into());
+            }
+            from_json(interp, &json, keys)
+        }
         Err(_) => Ok(Value::Nil),
     }
 }

@@ -127,7 +127,9 @@ fn dissoc(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     }
 }
 
-fn merge(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+/// The merged map may not grow past the collection-size limit (each map
+/// merged is under it; the sum of many need not be).
+fn merge(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut out: Option<Map> = None;
     for a in args {
         match a {
@@ -138,6 +140,7 @@ fn merge(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
                     for (k, v) in m.iter() {
                         acc.insert(k.clone(), v.clone());
                     }
+                    interp.check_size(acc.len())?;
                 }
             },
             other => return Err(type_error("merge", "maps", other).into()),
@@ -241,6 +244,7 @@ fn merge_with(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             };
             acc.insert(k.clone(), merged);
         }
+        interp.check_size(acc.len())?;
     }
     Ok(out.map(Value::map).unwrap_or(Value::Nil))
 }

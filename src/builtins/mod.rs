@@ -5,6 +5,7 @@
 //! the system prompt.
 
 mod bitwise;
+mod bounded;
 mod collections;
 mod combinators;
 mod core;

@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{Regex, Value};
 
+use super::bounded::Text;
 use super::core::{expect_str, type_error, vector_result};
 use super::regex_cost;
 use super::regex_direct::{Direct, Found, Outcome};
@@ -20,10 +21,12 @@ const MAX_PATTERN: usize = 256;
 /// backtracks); backtracking patterns get theirs from
 /// [`regex_cost::bounds`].
 const LINEAR_BACKTRACK_LIMIT: usize = 10_000;
-/// Only this many bytes of an input string are searched by a pattern the
-/// linear-time engine runs; a backtracking pattern searches at most
-/// [`regex_cost::MAX_BACKTRACKING_INPUT`], fewer the heavier it is.
-const MAX_INPUT: usize = 32 * 1024;
+/// A pattern the linear-time engine runs searches texts of any length
+/// (the meter reads the clock between searches); a backtracking pattern
+/// searches texts of at most [`regex_cost::MAX_BACKTRACKING_INPUT`] bytes,
+/// fewer the heavier it is, and a longer text is an error naming the cap
+/// (never a search of its start only: that gave partial answers).
+const ANY_LENGTH: usize = usize::MAX;
 
 /// Compile a pattern into a regex value.
 pub(crate) fn compile_regex(source: &str) -> Result<Value, Error> {
@@ -112,7 +115,7 @@ fn build_regex(source: &str) -> Result<Arc<Regex>, Error> {
         stepped,
         linear: linear.map(Arc::new),
         direct: std::sync::OnceLock::new(),
-        searched: bounds.map_or(MAX_INPUT, |b| b.searched),
+        searched: bounds.map_or(ANY_LENGTH, |b| b.searched),
         backtrack_limit,
         whole: std::sync::OnceLock::new(),
     }))
@@ -235,7 +238,8 @@ fn captures_at<'t>(
     pos: usize,
 ) -> Result<Option<fancy_regex::Captures<'t>>, Error> {
     let Some(stepped) = &re.stepped else {
-        if !crate::meter::work(ATTEMPT_WORK) {
+        // One search may scan the whole rest of the text.
+        if !crate::meter::work(attempt_work(s.len().saturating_sub(pos))) {
             return Ok(None);
         }
         return re
@@ -259,20 +263,9 @@ fn captures_at<'t>(
     Ok(None)
 }
 
-/// The part of `s` that `re` searches: its first `re.searched` bytes.
-fn truncated<'t>(re: &Regex, s: &'t str) -> &'t str {
-    if s.len() <= re.searched {
-        return s;
-    }
-    let mut end = re.searched;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-/// `s` when `re` may match all of it: a whole-text match cannot look at
-/// a part only, so a text past the searched length is an error.
+/// `s` when `re` may search all of it; a text past the length `re` may
+/// search is an error naming the cap (a search of its start alone would
+/// give a partial answer).
 pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t str, Error> {
     let max = re.searched;
     if s.len() <= max {
@@ -285,11 +278,12 @@ pub(crate) fn whole_text<'t>(who: &str, re: &Regex, s: &'t str) -> Result<&'t st
         ""
     };
     Err(Error::execution(format!(
-        "`{who}` matches texts of at most {max} bytes against this pattern; this one has {}",
+        "`{who}` searches texts of at most {max} bytes with this pattern; this one has {}",
         s.len()
     ))
     .with_hint(format!(
-        "{why}`re-find` searches the start of a longer text"
+        "{why}search pieces of the text (`subs`), or use a pattern without lookaround or \
+         backreferences, which searches texts of any length"
     )))
 }
 
@@ -411,7 +405,7 @@ fn re_pattern(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn re_find(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-find", &args[0])?;
-    let s = truncated(&re, expect_str("re-find", &args[1])?);
+    let s = whole_text("re-find", &re, expect_str("re-find", &args[1])?)?;
     Ok(first_match(&re, s, &mut Found::default())?.map_or(Value::Nil, |m| m.value()))
 }
 
@@ -437,9 +431,10 @@ fn re_matches(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let re = regex_arg("re-seq", &args[0])?;
-    let s = truncated(&re, expect_str("re-seq", &args[1])?);
+    let s = whole_text("re-seq", &re, expect_str("re-seq", &args[1])?)?;
     let mut out = Vec::new();
-    for caps in java_captures(&re, s)? {
+    let mut matches = JavaMatches::new(&re, s);
+    while let Some(caps) = matches.next_match()? {
         out.push(match_value(&caps));
         interp.check_size(out.len())?;
     }
@@ -456,27 +451,50 @@ fn re_seq(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// non-empty one, so they found 3 matches of `#"a*"` in "baaab", not 4.
 fn java_captures<'t>(re: &Regex, s: &'t str) -> Result<Vec<fancy_regex::Captures<'t>>, Error> {
     let mut out = Vec::new();
-    let mut pos = 0;
-    while pos <= s.len() {
-        let Some(caps) = captures_at(re, s, pos)? else {
-            break;
+    let mut matches = JavaMatches::new(re, s);
+    while let Some(caps) = matches.next_match()? {
+        out.push(caps);
+    }
+    Ok(out)
+}
+
+/// The matches [`java_captures`] finds, one at a time: builders stop at
+/// the size limit without first collecting every match.
+struct JavaMatches<'r, 't> {
+    re: &'r Regex,
+    s: &'t str,
+    pos: usize,
+}
+
+impl<'r, 't> JavaMatches<'r, 't> {
+    fn new(re: &'r Regex, s: &'t str) -> Self {
+        JavaMatches { re, s, pos: 0 }
+    }
+
+    fn next_match(&mut self) -> Result<Option<fancy_regex::Captures<'t>>, Error> {
+        let s = self.s;
+        if self.pos > s.len() {
+            return Ok(None);
+        }
+        let Some(caps) = captures_at(self.re, s, self.pos)? else {
+            self.pos = s.len() + 1;
+            return Ok(None);
         };
         let m = caps.get(0).expect("group 0 takes part in every match");
-        pos = if m.start() == m.end() {
+        self.pos = if m.start() == m.end() {
             m.end() + s[m.end()..].chars().next().map_or(1, char::len_utf8)
         } else {
             m.end()
         };
-        out.push(caps);
+        Ok(Some(caps))
     }
-    Ok(out)
 }
 
 /// Java's `String.split(regex, limit)` for a limit of 0 (trailing empty
 /// parts dropped) or negative (kept): no empty leading part for an empty
 /// match at the start.
 pub(crate) fn split(re: &Regex, s: &str, keep_trailing: bool) -> Result<Vec<Value>, Error> {
-    let s = truncated(re, s);
+    let s = whole_text("split", re, s)?;
     let mut out = Vec::new();
     let mut index = 0;
     for caps in java_captures(re, s)? {
@@ -499,27 +517,62 @@ pub(crate) fn split(re: &Regex, s: &str, keep_trailing: bool) -> Result<Vec<Valu
 
 /// Replace the first `limit` matches (all for 0); `$1` in the
 /// replacement refers to groups. Matching follows Java (see
-/// `java_captures`); text past the searched prefix is kept.
+/// `java_captures`). The text grows under the size limit: each expansion
+/// is written into the room left, and stops with the memory error there.
 pub(crate) fn replace_n(
     re: &Regex,
     s: &str,
     limit: usize,
     replacement: &str,
-) -> Result<String, Error> {
-    let searched = truncated(re, s);
-    let mut out = String::with_capacity(s.len());
+    out: &mut Text,
+) -> Result<(), Error> {
+    let searched = whole_text("replace", re, s)?;
     let mut last = 0;
-    for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
+    let mut expansion = Vec::new();
+    let mut matches = JavaMatches::new(re, searched);
+    let mut n = 0;
+    while let Some(caps) = matches.next_match()? {
         if limit != 0 && n == limit {
             break;
         }
+        n += 1;
         let m = caps.get(0).expect("group 0 takes part in every match");
-        out.push_str(&s[last..m.start()]);
-        caps.expand(replacement, &mut out);
+        out.push_str(&s[last..m.start()])?;
+        expansion.clear();
+        let room = Room {
+            bytes: &mut expansion,
+            left: out.room(),
+        };
+        if fancy_regex::Expander::default()
+            .write_expansion(room, replacement, &caps)
+            .is_err()
+        {
+            return Err(out.over(expansion.len().saturating_add(1)));
+        }
+        out.push_str(std::str::from_utf8(&expansion).unwrap_or_default())?;
         last = m.end();
     }
-    out.push_str(&s[last..]);
-    Ok(out)
+    out.push_str(&s[last..])
+}
+
+/// A writer into `bytes` that refuses to hold more than `left` bytes.
+struct Room<'a> {
+    bytes: &'a mut Vec<u8>,
+    left: usize,
+}
+
+impl std::io::Write for Room<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(data.len()) > self.left {
+            return Err(std::io::Error::other("over the size limit"));
+        }
+        self.bytes.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Replace the first `limit` matches (all for 0) by `(str (f match))`,
@@ -530,34 +583,41 @@ pub(crate) fn replace_with_fn(
     s: &str,
     limit: usize,
     f: &Value,
-) -> EvalResult<String> {
-    let searched = truncated(re, s);
-    let mut out = String::new();
+    out: &mut Text,
+) -> EvalResult<()> {
+    let searched = whole_text("replace", re, s)?;
     let mut last = 0;
-    for (n, caps) in java_captures(re, searched)?.into_iter().enumerate() {
+    let mut matches = JavaMatches::new(re, searched);
+    let mut n = 0;
+    while let Some(caps) = matches.next_match()? {
         if limit != 0 && n == limit {
             break;
         }
+        n += 1;
         let whole = caps.get(0).expect("group 0 is the match");
-        out.push_str(&s[last..whole.start()]);
+        out.push_str(&s[last..whole.start()])?;
         let replacement = interp.call(f, &[match_value(&caps)])?;
-        crate::value::write_str(&mut out, &replacement);
-        interp.check_size(out.len())?;
+        out.push_value(&replacement)?;
         last = whole.end();
     }
-    out.push_str(&s[last..]);
-    Ok(out)
+    out.push_str(&s[last..])?;
+    Ok(())
 }
 
 /// Java's `String.split(regex, limit)`: at most `limit` parts, the last
 /// holding the rest of the text.
 pub(crate) fn splitn(re: &Regex, s: &str, limit: usize) -> Result<Vec<Value>, Error> {
+    let s = whole_text("split", re, s)?;
     if re.stepped.is_some() {
-        return splitn_stepped(re, truncated(re, s), limit);
+        return splitn_stepped(re, s, limit);
     }
     let mut out = Vec::new();
-    for part in re.regex.splitn(truncated(re, s), limit) {
-        out.push(Value::from(part.map_err(|e| match_error(re, e))?));
+    for part in re.regex.splitn(s, limit) {
+        let part = part.map_err(|e| match_error(re, e))?;
+        if !crate::meter::work(attempt_work(part.len())) {
+            break;
+        }
+        out.push(Value::from(part));
     }
     Ok(out)
 }
@@ -595,7 +655,7 @@ fn extract_group(who: &str, args: &[Value]) -> Result<Option<String>, Error> {
     let re = regex_arg(who, &args[0])?;
     let s = match &args[1] {
         Value::Nil => return Ok(None),
-        other => truncated(&re, expect_str(who, other)?),
+        other => whole_text(who, &re, expect_str(who, other)?)?,
     };
     let n = match args.get(2) {
         None | Some(Value::Nil) => 1,

@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
 use crate::value::{ArcStr, Value};
 
+use super::bounded::Text;
 use super::core::{expect_int, expect_str, seq_items, type_error, vector_result};
 use super::Registry;
 
@@ -159,19 +160,23 @@ fn split_lines(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn join(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let (sep, coll) = match args {
         [coll] => (String::new(), coll),
-        [sep, coll] => (crate::value::print_str(sep), coll),
+        [sep, coll] => {
+            let mut text = Text::new(interp, 0);
+            text.push_value(sep)?;
+            (text.into_string(), coll)
+        }
         _ => unreachable!("arity checked"),
     };
     let items = seq_items(coll, "join")?;
-    let mut out = String::new();
+    let mut out = Text::new(interp, 0);
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
-            out.push_str(&sep);
+            out.push_str(&sep)?;
         }
-        crate::value::write_str(&mut out, item);
+        out.push_value(item)?;
     }
     interp.check_size(out.len())?;
-    Ok(Value::from(out))
+    Ok(Value::from(out.into_string()))
 }
 
 fn trim(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -192,22 +197,17 @@ fn trimr(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn replace(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match args {
         [smap, coll] => replace_items(interp, smap, coll),
-        [s, pattern, replacement] => {
-            let out = replace_text(interp, "replace", s, pattern, replacement, 0)?;
-            interp.check_size(out.len())?;
-            Ok(Value::from(out))
-        }
+        [s, pattern, replacement] => replace_text(interp, "replace", s, pattern, replacement, 0),
         _ => unreachable!("arity checked"),
     }
 }
 
 fn replace_first(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    let out = replace_text(interp, "replace-first", &args[0], &args[1], &args[2], 1)?;
-    interp.check_size(out.len())?;
-    Ok(Value::from(out))
+    replace_text(interp, "replace-first", &args[0], &args[1], &args[2], 1)
 }
 
-/// Replace the first `limit` matches (0 for all) of a string or regex.
+/// Replace the first `limit` matches (0 for all) of a string or regex,
+/// the result built under the size limit.
 fn replace_text(
     interp: &mut Interp<'_>,
     who: &str,
@@ -215,25 +215,52 @@ fn replace_text(
     pattern: &Value,
     replacement: &Value,
     limit: usize,
-) -> EvalResult<String> {
+) -> EvalResult {
     let s = expect_str(who, s)?;
     let f = replacement;
-    Ok(match (pattern, pattern.as_str(), replacement.as_str()) {
-        (_, Some(from), Some(to)) if limit == 0 => s.replace(from, to),
-        (_, Some(from), Some(to)) => s.replacen(from, to, limit),
-        (Value::Regex(r), _, Some(to)) => super::regex::replace_n(r, s, limit, to)?,
+    let mut out = Text::new(interp, s.len());
+    match (pattern, pattern.as_str(), replacement.as_str()) {
+        (_, Some(from), Some(to)) => replace_literal(s, from, to, limit, &mut out)?,
+        (Value::Regex(r), _, Some(to)) => super::regex::replace_n(r, s, limit, to, &mut out)?,
         (Value::Regex(r), _, None) if f.is_fn() => {
-            super::regex::replace_with_fn(interp, r, s, limit, f)?
+            super::regex::replace_with_fn(interp, r, s, limit, f, &mut out)?
         }
         (_, Some(from), None) if f.is_fn() => {
             let r = super::regex::compile(&escape_regex(from))?;
-            super::regex::replace_with_fn(interp, &r, s, limit, f)?
+            super::regex::replace_with_fn(interp, &r, s, limit, f, &mut out)?
         }
         (Value::Regex(_), _, _) | (_, Some(_), _) => {
             return Err(type_error(who, "a string or function replacement", replacement).into())
         }
         (other, _, _) => return Err(type_error(who, "a string or regex pattern", other).into()),
-    })
+    }
+    interp.check_size(out.len())?;
+    Ok(Value::from(out.into_string()))
+}
+
+/// Replace the first `limit` (0: all) occurrences of `from` in `s` by
+/// `to` (an empty `from` occurs before each character and at the end, as
+/// in Java), appending to `out` under its limit.
+pub(super) fn replace_literal(
+    s: &str,
+    from: &str,
+    to: &str,
+    limit: usize,
+    out: &mut Text,
+) -> Result<(), Error> {
+    let mut last = 0;
+    for (n, (at, found)) in s.match_indices(from).enumerate() {
+        if limit != 0 && n == limit {
+            break;
+        }
+        out.push_str(&s[last..at])?;
+        out.push_str(to)?;
+        last = at + found.len();
+        if n % 4096 == 4095 && !crate::meter::work(crate::meter::CHECK_EVERY) {
+            break;
+        }
+    }
+    out.push_str(&s[last..])
 }
 
 /// A regex matching `s` literally.
@@ -266,16 +293,24 @@ fn replace_items(interp: &mut Interp<'_>, smap: &Value, coll: &Value) -> EvalRes
     vector_result(interp, out)
 }
 
-fn upper(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::from(
-        expect_str("upper-case", &args[0])?.to_uppercase(),
-    ))
+/// Changing case may lengthen a text (`ß` is `SS` in upper case): the
+/// result is checked against the size limit.
+fn upper(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("upper-case", &args[0])?;
+    case_changed(interp, s, s.to_uppercase())
 }
 
-fn lower(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
-    Ok(Value::from(
-        expect_str("lower-case", &args[0])?.to_lowercase(),
-    ))
+fn lower(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
+    let s = expect_str("lower-case", &args[0])?;
+    case_changed(interp, s, s.to_lowercase())
+}
+
+/// `out`, the case-changed `s`, unless it grew past the size limit.
+fn case_changed(interp: &mut Interp<'_>, s: &str, out: String) -> EvalResult {
+    if out.len() > s.len() {
+        interp.check_size(out.chars().count())?;
+    }
+    Ok(Value::from(out))
 }
 
 fn starts_with(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -455,16 +490,16 @@ fn last_index_of(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 /// is nil; cmap is a map or a function.
 fn escape(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let s = expect_str("escape", &args[0])?;
-    let mut out = String::with_capacity(s.len());
+    let mut out = Text::new(interp, s.len());
     for c in s.chars() {
         let ch = Value::char(c);
         match interp.call(&args[1], std::slice::from_ref(&ch))? {
-            Value::Nil => out.push(c),
-            v => crate::value::write_str(&mut out, &v),
+            Value::Nil => out.push(c)?,
+            v => out.push_value(&v)?,
         }
     }
     interp.check_size(out.len())?;
-    Ok(Value::from(out))
+    Ok(Value::from(out.into_string()))
 }
 
 fn trim_newline(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

@@ -8,7 +8,9 @@
 //!   "outcome": "value",            // eval/run: value | return | fail | error | usage_error
 //!                                  // agent: returned | failed | turn_limit | provider_error | usage_error
 //!   "result": [1, 2],              // the value as JSON, or null (see "result_is_json")
-//!   "result_is_json": true,        // false when the value has no faithful JSON form
+//!   "result_is_json": true,        // false when the value has no faithful JSON form, or its
+//!                                  // JSON is over --max-result-bytes or 1000 levels deep
+//!   "result_cut": false,           // true when the JSON result was left out for that size
 //!   "result_text": "[1 2]",        // the value in Clojure notation (cut at --max-result-bytes)
 //!   "prints": ["..."],             // one entry per println call
 //!   "error": null,                 // or {"code", "message", "line", "column", "hint", "file"}
@@ -28,10 +30,15 @@ use serde_json::{json, Map as JsonMap, Value as Json};
 
 use ptc_lisp::agent::{AgentOutcome, AgentRun};
 use ptc_lisp::session::{Turn, TurnError, TurnOutcome};
-use ptc_lisp::value::{has_json_form, to_json, Value};
+use ptc_lisp::value::{has_json_form, json_size_within, to_json, Value};
 
 /// The JSON object of one `ptc eval` / `ptc run` turn.
-pub fn turn(turn: &Turn, file: Option<&Path>, result_text: &dyn Fn(&Value) -> String) -> Json {
+pub fn turn(
+    turn: &Turn,
+    file: Option<&Path>,
+    max_result_bytes: usize,
+    result_text: &dyn Fn(&Value) -> String,
+) -> Json {
     let (outcome, value, error) = match &turn.outcome {
         TurnOutcome::Value { value } => ("value", Some(value), None),
         TurnOutcome::Return { value } => ("return", Some(value), None),
@@ -39,7 +46,7 @@ pub fn turn(turn: &Turn, file: Option<&Path>, result_text: &dyn Fn(&Value) -> St
         TurnOutcome::Error { error } => ("error", None, Some(error)),
     };
     let mut out = base(outcome == "value" || outcome == "return", outcome);
-    put_value(&mut out, value, result_text);
+    put_value(&mut out, value, max_result_bytes, result_text);
     out.insert("prints".into(), json!(turn.prints));
     out.insert(
         "error".into(),
@@ -51,7 +58,11 @@ pub fn turn(turn: &Turn, file: Option<&Path>, result_text: &dyn Fn(&Value) -> St
 }
 
 /// The JSON object of a whole `ptc agent` run.
-pub fn agent_run(run: &AgentRun, result_text: &dyn Fn(&Value) -> String) -> Json {
+pub fn agent_run(
+    run: &AgentRun,
+    max_result_bytes: usize,
+    result_text: &dyn Fn(&Value) -> String,
+) -> Json {
     let (outcome, value) = match &run.outcome {
         AgentOutcome::Returned(v) => ("returned", Some(v)),
         AgentOutcome::Failed(v) => ("failed", Some(v)),
@@ -59,7 +70,7 @@ pub fn agent_run(run: &AgentRun, result_text: &dyn Fn(&Value) -> String) -> Json
         AgentOutcome::ProviderError(_) => ("provider_error", None),
     };
     let mut out = base(outcome == "returned", outcome);
-    put_value(&mut out, value, result_text);
+    put_value(&mut out, value, max_result_bytes, result_text);
     let prints: Vec<&String> = run.turns.iter().flat_map(|t| &t.prints).collect();
     out.insert("prints".into(), json!(prints));
     let error = match &run.outcome {
@@ -90,7 +101,7 @@ pub fn agent_run(run: &AgentRun, result_text: &dyn Fn(&Value) -> String) -> Json
 /// process exits with 2.
 pub fn usage_error(message: &str) -> Json {
     let mut out = base(false, "usage_error");
-    put_value(&mut out, None, &|_| String::new());
+    put_value(&mut out, None, 0, &|_| String::new());
     out.insert("prints".into(), json!([]));
     out.insert(
         "error".into(),
@@ -110,18 +121,26 @@ fn base(ok: bool, outcome: &str) -> JsonMap<String, Json> {
     out
 }
 
+/// The result as JSON, when its JSON text fits in `max` bytes (values
+/// that share structure can expand without limit); else `null` with
+/// `result_cut` set, and the cut text form in `result_text`.
 fn put_value(
     out: &mut JsonMap<String, Json>,
     value: Option<&Value>,
+    max: usize,
     result_text: &dyn Fn(&Value) -> String,
 ) {
-    let is_json = value.is_none_or(has_json_form);
+    // Measured first: `has_json_form` and `to_json` then walk at most
+    // `max` nodes.
+    let cut = value.is_some_and(|v| json_size_within(v, max).is_none());
+    let is_json = !cut && value.is_none_or(has_json_form);
     let json_value = match value {
         Some(v) if is_json => to_json(v),
         _ => Json::Null,
     };
     out.insert("result".into(), json_value);
     out.insert("result_is_json".into(), json!(is_json));
+    out.insert("result_cut".into(), json!(cut));
     out.insert(
         "result_text".into(),
         value.map_or(Json::Null, |v| Json::String(result_text(v))),

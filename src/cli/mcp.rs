@@ -120,6 +120,12 @@ pub struct McpServerArgs {
     /// session's limit]
     #[arg(long, value_name = "BYTES")]
     pub max_memory: Option<usize>,
+    /// The most heap memory one session's programs may add together, in
+    /// bytes (definitions persist from call to call); a program that would
+    /// cross it fails with the memory error and keeps no definition
+    /// [default: 2147483648 (2 GiB)]
+    #[arg(long, value_name = "BYTES")]
+    pub max_session_memory: Option<usize>,
     /// The largest `--data` file read, in bytes [default: 67108864 (64 MiB)]
     #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
           hide_default_value = true)]
@@ -141,6 +147,9 @@ pub fn run(args: &McpServerArgs) -> ExitCode {
     let mut limits = crate::limits(args.timeout_ms, args.max_steps);
     if let Some(bytes) = args.max_memory {
         limits.max_memory = bytes;
+    }
+    if let Some(bytes) = args.max_session_memory {
+        limits.max_session_memory = bytes;
     }
     let (data, max_data_bytes, prelude) =
         (args.data.clone(), args.max_data_bytes, args.prelude.clone());

@@ -25,6 +25,13 @@ pub struct Limits {
     /// where the embedding program gives a heap counter
     /// ([`crate::heap::count_with`]), as the `ptc` binary does.
     pub max_memory: usize,
+    /// Bytes of memory a whole session (the REPL, `ptc mcp-server`, an
+    /// embedding [`crate::session::Session`]) may add to what the process
+    /// held before its first turn: definitions persist across turns, and
+    /// each turn may add up to `max_memory`. A turn that would cross it
+    /// fails with the memory error and keeps no definition; earlier ones
+    /// stay. Enforced only with a heap counter, as `max_memory`.
+    pub max_session_memory: usize,
     /// Total characters printed by `println` in one program.
     pub max_output: usize,
     /// Characters kept of one `println` call (TRN-011); the rest is cut
@@ -43,6 +50,7 @@ impl Default for Limits {
             max_collection: 1_000_000,
             max_expanded: 8_000_000,
             max_memory: 1 << 30,
+            max_session_memory: 2 << 30,
             max_output: 64 * 1024,
             println_truncate: 2_000,
             max_tool_calls: 50,
@@ -61,6 +69,7 @@ impl Limits {
             max_collection: usize::MAX,
             max_expanded: usize::MAX,
             max_memory: usize::MAX,
+            max_session_memory: usize::MAX,
             max_output: usize::MAX,
             println_truncate: usize::MAX,
             max_tool_calls: usize::MAX,

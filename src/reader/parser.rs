@@ -958,9 +958,15 @@ fn symbol(text: &str) -> Classified {
 /// digit). Shape is checked by hand so that Rust's float parser never sees
 /// (and accepts) spellings such as `inf`.
 fn number(text: &str) -> Classified {
-    let invalid = || -> Classified { Err(format!("Invalid number `{text}`").into()) };
-    let out_of_range =
-        || -> Classified { Err(format!("Integer literal `{text}` is out of range").into()) };
+    let invalid =
+        || -> Classified { Err(format!("Invalid number `{}`", crate::error::quote(text)).into()) };
+    let out_of_range = || -> Classified {
+        Err(format!(
+            "Integer literal `{}` is out of range",
+            crate::error::quote(text)
+        )
+        .into())
+    };
     let (negative, unsigned) = match text.as_bytes()[0] {
         b'-' => (true, &text[1..]),
         b'+' => (false, &text[1..]),

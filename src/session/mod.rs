@@ -99,6 +99,10 @@ pub struct Session {
     /// Turns dropped by [`Session::forget_turns`] (numbering goes on).
     forgotten: usize,
     interrupt: Option<Arc<AtomicBool>>,
+    /// Heap bytes in use before the session's first turn, the base of
+    /// the session memory limit (`None` until then, or without a heap
+    /// counter).
+    heap_base: Option<usize>,
 }
 
 impl std::fmt::Debug for Session {
@@ -404,6 +408,8 @@ impl Session {
         check: impl FnOnce(&TurnOutcome) -> std::result::Result<(), TurnError>,
     ) -> &Turn {
         let number = self.next_turn_number();
+        let limits = self.turn_limits();
+        let session_bound = limits.max_memory < self.limits.max_memory;
         let host = SessionHost {
             tools: &self.tools,
             data: &self.data,
@@ -428,7 +434,7 @@ impl Session {
                     &host,
                     &self.globals,
                     RunOptions {
-                        limits: self.limits.clone(),
+                        limits,
                         history: self.history.clone(),
                         last_error: self.last_error.clone(),
                         interrupt: self.interrupt.clone(),
@@ -441,11 +447,27 @@ impl Session {
                     Ok(Outcome::Value(value)) => TurnOutcome::Value { value },
                     Ok(Outcome::Return(value)) => TurnOutcome::Return { value },
                     Ok(Outcome::Fail(value)) => TurnOutcome::Fail { value },
+                    // The memory limit lowered to what the session memory
+                    // limit leaves: the error names the session's.
+                    Err(e)
+                        if session_bound
+                            && e.kind() == ErrorKind::MemoryLimit
+                            && e.message().starts_with(crate::meter::HEAP_LIMIT_PREFIX) =>
+                    {
+                        let error = Error::new(
+                            ErrorKind::MemoryLimit,
+                            session_memory_message(self.limits.max_session_memory),
+                        )
+                        .with_hint(SESSION_MEMORY_HINT);
+                        TurnOutcome::Error {
+                            error: (&error).into(),
+                        }
+                    }
                     Err(e) => TurnOutcome::Error { error: (&e).into() },
                 };
                 let outcome = match outcome {
                     TurnOutcome::Error { .. } => outcome,
-                    ended => match check(&ended) {
+                    ended => match check(&ended).and_then(|()| self.session_memory_check()) {
                         Ok(()) => ended,
                         Err(error) => TurnOutcome::Error { error },
                     },
@@ -502,6 +524,37 @@ impl Session {
         }
         self.turns.push(turn);
         self.turns.last().expect("a turn was just pushed")
+    }
+
+    /// The limits of the next turn: the session's, with the memory limit
+    /// lowered to what the session memory limit leaves.
+    fn turn_limits(&mut self) -> Limits {
+        let mut limits = self.limits.clone();
+        let Some(live) = crate::heap::live_bytes() else {
+            return limits;
+        };
+        let base = *self.heap_base.get_or_insert(live);
+        let room = base
+            .saturating_add(self.limits.max_session_memory)
+            .saturating_sub(live);
+        limits.max_memory = limits.max_memory.min(room);
+        limits
+    }
+
+    /// After a turn that ended well: an error when what the session holds
+    /// now (the turn's definitions and result with it) is over the session
+    /// memory limit, so the turn keeps none of it.
+    fn session_memory_check(&self) -> std::result::Result<(), TurnError> {
+        let (Some(base), Some(live)) = (self.heap_base, crate::heap::live_bytes()) else {
+            return Ok(());
+        };
+        let max = self.limits.max_session_memory;
+        if live.saturating_sub(base) <= max {
+            return Ok(());
+        }
+        let error = Error::new(ErrorKind::MemoryLimit, session_memory_message(max))
+            .with_hint(SESSION_MEMORY_HINT);
+        Err((&error).into())
     }
 
     /// Record a failed turn for `program` without running it: the host
@@ -568,3 +621,16 @@ impl Host for SessionHost<'_> {
         self.tools.iter().map(|t| t.spec.name.clone()).collect()
     }
 }
+
+/// The message of a turn stopped by the session memory limit.
+pub(crate) fn session_memory_message(max: usize) -> String {
+    format!(
+        "The session holds more than {} MiB of memory (the session memory limit); this turn's \
+         definitions were not kept",
+        max >> 20
+    )
+}
+
+/// What to do about the session memory limit.
+pub(crate) const SESSION_MEMORY_HINT: &str =
+    "redefine large values instead of defining new ones, or start a new session";

@@ -122,3 +122,103 @@ fn json_key(k: &Value) -> String {
         other => print_str(other),
     }
 }
+
+/// Deepest nesting of arrays and objects [`json_size_within`] accepts:
+/// serializing and dropping a JSON tree recurse once per level, so
+/// deeper results are left out of JSON output (the text form says what
+/// they were).
+pub const MAX_JSON_DEPTH: usize = 1000;
+
+/// The length in bytes of `v`'s compact JSON text (as [`to_json`] would
+/// give it, to within a few bytes per number), if it is at most `max`
+/// and nested at most [`MAX_JSON_DEPTH`] deep; `None` as soon as it is
+/// known to be larger or deeper. Shared structure counts each time it
+/// occurs, but every node visited adds at least a byte and the walk stops
+/// past `max`, so it visits at most about `max` nodes, on a stack of its
+/// own (any depth).
+pub fn json_size_within(v: &Value, max: usize) -> Option<usize> {
+    let mut total: usize = 0;
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
+    let add = |total: &mut usize, n: usize| {
+        *total = total.saturating_add(n);
+        (*total <= max).then_some(())
+    };
+    while let Some((v, depth)) = stack.pop() {
+        match v {
+            Value::Nil => add(&mut total, 4)?,
+            Value::Bool(_) => add(&mut total, 5)?,
+            Value::Int(n) => add(&mut total, n.to_string().len())?,
+            Value::Float(_) => add(&mut total, 24)?,
+            Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => {
+                add(&mut total, json_string_len(s))?
+            }
+            Value::ShortStr(s) => add(&mut total, json_string_len(s))?,
+            Value::Vector(items) | Value::List(items) => {
+                if depth >= MAX_JSON_DEPTH {
+                    return None;
+                }
+                add(&mut total, 2 + items.len())?;
+                stack.extend(items.iter().map(|i| (i, depth + 1)));
+            }
+            Value::Set(items) => {
+                if depth >= MAX_JSON_DEPTH {
+                    return None;
+                }
+                add(&mut total, 2 + items.len())?;
+                stack.extend(items.iter().map(|i| (i, depth + 1)));
+            }
+            Value::Map(m) => {
+                if depth >= MAX_JSON_DEPTH {
+                    return None;
+                }
+                add(&mut total, 2 + 2 * m.len())?;
+                for (k, item) in m.iter() {
+                    let key = match k {
+                        Value::Str(s) | Value::Keyword(s) => json_string_len(s),
+                        Value::ShortStr(s) => json_string_len(s),
+                        other => {
+                            let mut text = String::new();
+                            let room = max.saturating_sub(total).saturating_add(1);
+                            super::write_str_bounded(&mut text, other, room);
+                            json_string_len(&text)
+                        }
+                    };
+                    add(&mut total, key)?;
+                    stack.push((item, depth + 1));
+                }
+            }
+            Value::Reduced(inner) => stack.push((inner, depth)),
+            Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => {
+                let mut text = String::new();
+                let room = max.saturating_sub(total).saturating_add(1);
+                super::write_str_bounded(&mut text, v, room);
+                add(&mut total, json_string_len(&text))?
+            }
+        }
+    }
+    Some(total)
+}
+
+/// Bytes of `s` as a JSON string, quotes and escapes included.
+fn json_string_len(s: &str) -> usize {
+    2 + s
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
+/// [`to_json`] of `v` when its JSON text is at most `max` bytes and
+/// [`MAX_JSON_DEPTH`] deep; else a string saying it was left out.
+pub fn to_json_capped(v: &Value, max: usize) -> Json {
+    match json_size_within(v, max) {
+        Some(_) => to_json(v),
+        None => Json::String(format!(
+            "<a {} left out: its JSON is over {max} bytes or {MAX_JSON_DEPTH} levels deep>",
+            v.type_name()
+        )),
+    }
+}

@@ -9,7 +9,7 @@ mod drop;
 mod func;
 mod item_hash;
 mod json;
-mod json_read;
+pub(crate) mod json_read;
 mod keyword;
 mod map;
 mod pretty;
@@ -26,13 +26,17 @@ pub use arcstr::ArcStr;
 pub use compare::compare;
 pub use func::{Function, FunctionKind, NativeRef, WhereOp};
 pub(crate) use item_hash::ItemState;
-pub use json::{from_json, has_json_form, to_json};
+pub use json::{
+    from_json, has_json_form, json_size_within, to_json, to_json_capped, MAX_JSON_DEPTH,
+};
 pub use json_read::{from_json_checked, read_json_object, read_json_object_chunked, ReadError};
 pub use keyword::intern as intern_keyword;
 pub use map::Map;
 pub(crate) use map::{Shape, SMALL_MAP_LIMIT};
 pub use pretty::{pretty, Pretty, PrettyOptions};
-pub use print::{pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded};
+pub use print::{
+    pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded, MAX_PRINT_DEPTH,
+};
 pub(crate) use print::{write_escaped, write_float};
 pub use set::{Set, SetIter};
 pub use short_str::{ShortStr, SHORT_MAX};

@@ -52,8 +52,19 @@ pub fn write_str_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
     out.len() < limit
 }
 
+/// Deepest nesting the printer follows: each level costs some 700 bytes
+/// of (heap-grown) stack, outside the memory limit, so a 2M-deep vector
+/// took 1.4 GB to print. Deeper, a running program stops with the depth
+/// error; a result printed after its run shows `...` there.
+pub const MAX_PRINT_DEPTH: usize = 10_000;
+
 fn write_value(out: &mut String, v: &Value, depth: usize, limit: usize) {
     if out.len() >= limit || !crate::meter::work(1) {
+        return;
+    }
+    if depth >= MAX_PRINT_DEPTH {
+        crate::meter::trip_depth();
+        out.push_str("...");
         return;
     }
     if depth % 16 == 15 {
@@ -72,9 +83,16 @@ fn write_value_inner(out: &mut String, v: &Value, depth: usize, limit: usize) {
         Value::Float(f) => write_float(out, *f),
         Value::Str(s) => write_escaped(out, s),
         Value::ShortStr(s) => write_escaped(out, s),
-        Value::Keyword(k) => {
+        Value::Keyword(k) if readable_keyword(k) => {
             out.push(':');
             out.push_str(k);
+        }
+        // A keyword made from a JSON key such as `a (println "x") b`
+        // would print as code: it prints as the call that makes it.
+        Value::Keyword(k) => {
+            out.push_str("(keyword ");
+            write_escaped(out, k);
+            out.push(')');
         }
         Value::Symbol(s) => out.push_str(s),
         Value::Vector(items) => {
@@ -143,6 +161,16 @@ fn write_seq<'a>(
         write_value(out, item, depth + 1, limit);
     }
     out.push_str(close);
+}
+
+/// Whether `:k` reads back as the keyword `k`: a name with no
+/// whitespace, no control characters and none of the characters that
+/// end or start other forms.
+fn readable_keyword(k: &str) -> bool {
+    !k.is_empty()
+        && !k.starts_with(':')
+        && k.chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && !"()[]{}\"\\;@^`~,".contains(c))
 }
 
 pub(crate) fn write_escaped(out: &mut String, s: &str) {

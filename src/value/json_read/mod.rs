@@ -714,7 +714,7 @@ impl<'de> Visitor<'de> for Key<'_, '_> {
 /// literal over as a float: a negative one from 19 digits on (below
 /// -9223372036854775808), a positive one from 21 digits on (past
 /// `u64::MAX`; the 20-digit ones arrive as `u64`).
-fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
+pub(crate) fn huge_integer_literals(text: &[u8]) -> Vec<f64> {
     fn fits_i64(literal: &[u8]) -> bool {
         std::str::from_utf8(literal)
             .ok()
@@ -930,7 +930,11 @@ mod tests {
     fn escaped_keys_and_text_that_is_not_utf8() {
         let fields = read(r#"{"a\u0062": [{"x\ny": 1}]}"#, 100).unwrap();
         assert_eq!(fields[0].0, "ab");
-        assert_eq!(super::super::pr_str(&fields[0].1), "[{:x\ny 1}]");
+        // A key that is no keyword name prints as the call making it.
+        assert_eq!(
+            super::super::pr_str(&fields[0].1),
+            "[{(keyword \"x\\ny\") 1}]"
+        );
         let bad = read_json_object(b"{\"a\": \"\xff\"}", "data/", 100).unwrap_err();
         assert!(
             matches!(&bad, ReadError::Syntax(m) if m.contains("line 1")),
