@@ -38,6 +38,7 @@ pub mod config;
 mod count;
 mod digest;
 pub mod event;
+mod failure;
 mod message;
 mod policy;
 pub mod recorder;
