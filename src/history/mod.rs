@@ -39,6 +39,7 @@ mod count;
 mod digest;
 pub mod event;
 mod failure;
+mod layout;
 mod message;
 mod policy;
 pub mod recorder;
