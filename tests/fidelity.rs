@@ -11,7 +11,8 @@
 //! - every fact occurs in the output (the summary and the kept messages);
 //! - every unresolved failure is either still in a kept message or listed
 //!   under the summary's unresolved section; no fixed failure and no bait
-//!   is listed there;
+//!   is listed there, and a pruned fixed failure's call is on the summary's
+//!   fixed line;
 //! - the output is within the budget, and a rerun gives the same bytes;
 //! - the summaries equal `tests/fidelity/golden/NAME.STRATEGY.txt` (all
 //!   three budgets in one file).
@@ -95,6 +96,10 @@ struct Failure {
     /// Why it belongs to its list, for the reader.
     #[serde(default)]
     why: Option<String>,
+    /// Fixed failures: text naming the call (`cargo build`) that must be
+    /// on the summary's fixed line when the failure was pruned.
+    #[serde(default)]
+    call: Option<String>,
     #[serde(default)]
     known_gap: Option<String>,
 }
@@ -371,6 +376,20 @@ fn judge(case: &Case, budget: usize, strategy: Strategy) -> Verdict {
                 f.id, f.marker
             ),
         );
+    }
+    let fixed = listed(text, Listed::Fixed);
+    for f in &case.facts.fixed {
+        if let Some(call) = &f.call {
+            let pruned = !occurs(&kept_lines, &f.marker);
+            v.check(
+                !pruned || occurs(&fixed, call),
+                &f.known_gap,
+                format!(
+                    "{at}: fixed failure `{}` was pruned but {call:?} is not on the fixed line",
+                    f.id
+                ),
+            );
+        }
     }
     for (kind, list) in [
         ("fixed failure", &case.facts.fixed),
