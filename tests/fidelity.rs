@@ -156,13 +156,11 @@ fn policy(facts: &Facts, budget: usize, strategy: Strategy) -> Policy {
     }
 }
 
-fn compact(case: &Case, budget: usize, strategy: Strategy) -> Result<(Policy, Outcome), String> {
-    let policy = policy(&case.facts, budget, strategy);
+fn compact(case: &Case, policy: &Policy) -> Result<Outcome, String> {
     let mut compactor = Compactor::new(MODEL, policy.clone()).map_err(|e| e.to_string())?;
-    let out = compactor
+    compactor
         .preflight(&case.messages, &Digest)
-        .map_err(|e| format!("compaction failed: {e}"))?;
-    Ok((policy, out))
+        .map_err(|e| format!("compaction failed: {e}"))
 }
 
 /// Lower case, one space for any run of whitespace, no backticks or `*`.
@@ -294,6 +292,8 @@ struct Verdict {
     /// Known gaps that no longer occur.
     healed: Vec<String>,
     summary: Option<String>,
+    /// Tokens of the compacted history.
+    tokens: usize,
 }
 
 impl Verdict {
@@ -310,12 +310,20 @@ impl Verdict {
 /// Compact `case` at `budget` with `strategy` and check it (a rerun too
 /// when `rerun`).
 fn judge(case: &Case, budget: usize, strategy: Strategy, rerun: bool) -> Verdict {
+    judge_with(case, &policy(&case.facts, budget, strategy), rerun)
+}
+
+/// [`judge`] under any policy.
+fn judge_with(case: &Case, policy: &Policy, rerun: bool) -> Verdict {
     let mut v = Verdict {
         facts_total: case.facts.fact.len(),
         ..Verdict::default()
     };
-    let at = format!("{} at {budget} with {strategy}", case.name);
-    let (policy, out) = match compact(case, budget, strategy) {
+    let at = format!(
+        "{} at {} with {}",
+        case.name, policy.max_context_tokens, policy.strategy
+    );
+    let out = match compact(case, policy) {
         Ok(x) => x,
         Err(e) => {
             v.failures.push(format!("{at}: {e}"));
@@ -328,6 +336,7 @@ fn judge(case: &Case, budget: usize, strategy: Strategy, rerun: bool) -> Verdict
     }
     // Within budget, counted afresh.
     let tokens = TokenCounter::new(MODEL).count(&out.messages).total();
+    v.tokens = tokens;
     if tokens > policy.budget() || out.tokens.total() > policy.budget() {
         v.failures.push(format!(
             "{at}: {tokens} tokens (reported {}) over the budget {}",
@@ -336,9 +345,9 @@ fn judge(case: &Case, budget: usize, strategy: Strategy, rerun: bool) -> Verdict
         ));
     }
     // A rerun gives the same bytes.
-    match rerun.then(|| compact(case, budget, strategy)) {
+    match rerun.then(|| compact(case, policy)) {
         None => {}
-        Some(Ok((_, again))) if to_jsonl(&again.messages) == to_jsonl(&out.messages) => {}
+        Some(Ok(again)) if to_jsonl(&again.messages) == to_jsonl(&out.messages) => {}
         Some(_) => v
             .failures
             .push(format!("{at}: a rerun gave a different output")),
@@ -644,5 +653,61 @@ fn retention_table() {
         );
     }
     table.push_str(" | |\n");
+    println!("{table}");
+}
+
+/// How `target_after_compaction` trades what survives against room left
+/// before the next compaction, over the whole corpus with `task_state`:
+/// `cargo test --test fidelity target_sweep -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement for BENCHMARKS.md"]
+fn target_sweep() {
+    let cases: Vec<Case> = names().iter().map(|n| load(n)).collect();
+    let mut table = String::from(
+        "| keep_recent_turns, keep_tool_io_pairs | target_after_compaction | facts kept | open failures kept or listed | prompt after / budget (mean) | rounds before the next trigger at 100 tokens a turn (mean) |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let defaults = Policy::default();
+    let keeps = [
+        (defaults.keep_recent_turns, defaults.keep_tool_io_pairs),
+        (1, 1),
+    ];
+    for (turns, pairs) in keeps {
+        for target in [0.3, 0.4, 0.5, 0.6, 0.7, 0.8] {
+            let (mut kept, mut total, mut open_ok, mut open, mut share, mut room, mut runs) =
+                (0, 0, 0, 0, 0.0, 0.0, 0);
+            for case in &cases {
+                for &budget in &case.facts.budgets {
+                    let policy = Policy {
+                        target_after_compaction: target,
+                        keep_recent_turns: turns,
+                        keep_tool_io_pairs: pairs,
+                        ..policy(&case.facts, budget, Strategy::TaskState)
+                    };
+                    let v = judge_with(case, &policy, false);
+                    kept += v.facts_kept;
+                    total += v.facts_total;
+                    let missed = v
+                        .failures
+                        .iter()
+                        .chain(&v.gaps)
+                        .filter(|p| p.contains("neither kept nor listed"))
+                        .count();
+                    open += case.facts.unresolved.len();
+                    open_ok += case.facts.unresolved.len() - missed;
+                    share += v.tokens as f64 / policy.budget() as f64;
+                    room += policy.trigger_tokens().saturating_sub(v.tokens) as f64 / 100.0;
+                    runs += 1;
+                }
+            }
+            let _ = writeln!(
+            table,
+            "| {turns}, {pairs} | {target} | {kept}/{total} ({:.1}%) | {open_ok}/{open} | {:.2} | {:.1} |",
+            100.0 * kept as f64 / total as f64,
+            share / runs as f64,
+            room / runs as f64,
+        );
+        }
+    }
     println!("{table}");
 }
