@@ -11,8 +11,8 @@
 //! - every fact occurs in the output (the summary and the kept messages);
 //! - every unresolved failure is either still in a kept message or listed
 //!   under the summary's unresolved section; no fixed failure and no bait
-//!   is listed there, and a pruned fixed failure's call is on the summary's
-//!   fixed line;
+//!   is listed there, a pruned fixed failure's call is on the summary's
+//!   fixed line, and no bait is listed as fixed either;
 //! - the output is within the budget, and a rerun gives the same bytes;
 //! - the summaries equal `tests/fidelity/golden/NAME.STRATEGY.txt` (all
 //!   three budgets in one file).
@@ -418,6 +418,14 @@ fn judge_with(case: &Case, policy: &Policy, rerun: bool) -> Verdict {
                 ),
             );
         }
+    }
+    // A look-alike is no failure at all: not fixed either.
+    for f in &case.facts.bait {
+        v.check(
+            !occurs(&fixed, &f.marker),
+            &f.known_gap,
+            format!("{at}: bait `{}` ({:?}) is listed as fixed", f.id, f.marker),
+        );
     }
     v.summary = summary;
     v
