@@ -680,12 +680,10 @@ impl Compactor {
                     return Ok(self.plan_of(units, &pinned, keep, turns, pairs, full));
                 }
                 let at_floor = turns <= 1 && (whole || pairs <= 1);
-                if at_floor && base <= budget {
+                if at_floor && !whole && base <= budget {
                     // The kept part fits, with less than a full summary.
                     let room = (budget - base).saturating_sub(overhead);
-                    if room >= MIN_SUMMARY_TOKENS || !whole {
-                        return Ok(self.plan_of(units, &pinned, keep, turns, pairs, room));
-                    }
+                    return Ok(self.plan_of(units, &pinned, keep, turns, pairs, room));
                 }
                 if turns > 1 {
                     turns -= 1;

@@ -29,6 +29,10 @@ pub struct Digest;
 
 /// Longest item kept, in characters.
 const ITEM_CHARS: usize = 160;
+/// Longest request kept, in characters.
+const REQUEST_CHARS: usize = 100;
+/// The most assistant conclusions kept (the newest).
+const PROGRESS_ITEMS: usize = 4;
 /// Longest goal kept, in characters.
 const GOAL_CHARS: usize = 600;
 /// The most tokens a `brief` digest uses.
@@ -383,11 +387,13 @@ impl Facts {
                     if text.is_empty() {
                         continue;
                     }
-                    if self.goal.is_none() {
+                    let is_goal = self.goal.is_none();
+                    if is_goal {
                         self.goal = Some(clip_to(text, GOAL_CHARS));
                     }
-                    if let Some(line) = first_line(text) {
-                        self.requests.push(clip(line));
+                    // The goal's first line is not repeated as a request.
+                    if let (Some(line), false) = (first_line(text), is_goal) {
+                        self.requests.push(clip_to(line, REQUEST_CHARS));
                     }
                     self.decisions_in(text, "user");
                 }
@@ -456,6 +462,8 @@ impl Facts {
             }
         }
         self.progress = dedup(std::mem::take(&mut self.progress));
+        let extra = self.progress.len().saturating_sub(PROGRESS_ITEMS);
+        self.progress.drain(..extra);
         self.fixed = dedup(std::mem::take(&mut self.fixed));
         self.requests = dedup_adjacent(std::mem::take(&mut self.requests));
     }

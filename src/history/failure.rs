@@ -81,8 +81,7 @@ fn signal_line(signal: String, text: &str) -> String {
 
 /// The first line of `text` shaped like a failure report.
 pub fn text_failure(text: &str) -> Option<&str> {
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
+    for line in text.lines() {
         let line = line.trim_end();
         if line.starts_with("Traceback (most recent call last)") {
             // The exception line at the end says more.
