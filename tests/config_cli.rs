@@ -251,7 +251,16 @@ fn compact_applies_the_configured_window() {
 #[test]
 fn repl_compact_exports_events_and_an_archive() {
     let dir = temp_dir("repl");
-    let script = "(def a 1)\n(println \"token=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\")\n(+ 1 2)\n(+ 2 3)\n:compact checkpoint\n";
+    // Enough turns that compacting lowers the token count (since issue 38
+    // a manual compaction that would not is refused).
+    let mut script = String::from("(def a 1)\n(println \"token=ghp_abcdefghijklmnopqrstuvwxyz0123456789AB\")\n(+ 1 2)\n(+ 2 3)\n");
+    for i in 0..12 {
+        script.push_str(&format!(
+            "(str \"turn {i} with a few more words to make it longer\")\n"
+        ));
+    }
+    script.push_str(":compact checkpoint\n");
+    let script = script.as_str();
     let out = ptc_in(
         &dir,
         &[

@@ -318,10 +318,10 @@ fn keep_recent_turns_policy() {
 
 #[test]
 fn keep_tool_io_pairs_policy() {
-    let mut h = vec![
-        Message::system("agent"),
-        Message::user("Refactor the crate"),
-    ];
+    // Since issue 38 a kept turn keeps all its tool exchanges, so the
+    // exchanges limited by `keep_tool_io_pairs` are those of no kept turn
+    // (here: before the first user message).
+    let mut h = vec![Message::system("agent")];
     for i in 0..10 {
         let id = format!("c{i}");
         h.push(Message::tool_call([(
@@ -331,6 +331,7 @@ fn keep_tool_io_pairs_policy() {
         )]));
         h.push(Message::tool_result(id, format!("contents {i}")));
     }
+    h.push(Message::user("Refactor the crate"));
     let s = Scripted::ok("summary");
     let mut c = Compactor::new("gpt-4o", Policy::default()).unwrap();
     let out = c.manual_compact(&h, "n", &s, Context::default()).unwrap();
@@ -900,4 +901,169 @@ fn the_budget_holds_to_the_token_with_the_summary_header_counted() {
         }
     }
     assert!(summarized > 300, "{summarized} rounds with a summary");
+}
+
+/// Issue 38: a kept turn keeps its tool exchanges (the edit an assistant
+/// describes stays with the description), beyond `keep_tool_io_pairs`.
+#[test]
+fn kept_turns_keep_their_tool_exchanges() {
+    let mut history = vec![Message::system("You are a coding agent.")];
+    for i in 0..30 {
+        history.push(Message::user(format!(
+            "turn {i}: fix the unwrap in src/m{i}.rs"
+        )));
+        for j in 0..3 {
+            let id = format!("c{i}_{j}");
+            let args = format!(r#"{{"path":"src/m{i}.rs","step":{j}}}"#);
+            history.push(Message::tool_call([(
+                id.as_str(),
+                "edit_file",
+                args.as_str(),
+            )]));
+            history.push(Message::tool_result(id, "ok ".repeat(20)));
+        }
+        history.push(Message::assistant(format!("Replaced the unwrap in m{i}.")));
+    }
+    let policy = Policy {
+        max_context_tokens: 8_000,
+        hard_cap_buffer: 500,
+        keep_recent_turns: 3,
+        keep_tool_io_pairs: 1,
+        max_summary_tokens: 400,
+        ..Policy::default()
+    };
+    let mut compactor = Compactor::new("gpt-4o", policy).unwrap();
+    let out = compactor
+        .manual_compact(&history, "test", &Digest, Context::default())
+        .unwrap();
+    assert!(out.report.is_some());
+    let text: Vec<String> = out
+        .messages
+        .iter()
+        .flat_map(|m| {
+            let mut t = vec![m.text().to_string()];
+            t.extend(m.tool_call_summaries().into_iter().map(|c| c.arguments));
+            t
+        })
+        .collect();
+    for i in 27..30 {
+        assert!(text
+            .iter()
+            .any(|t| t == &format!("Replaced the unwrap in m{i}.")));
+        for j in 0..3 {
+            let args = format!(r#"{{"path":"src/m{i}.rs","step":{j}}}"#);
+            assert!(text.contains(&args), "turn {i} lost its edit {j}");
+        }
+    }
+}
+
+/// Issue 38: on a threshold compaction, recent whole turns fill the prompt
+/// up to `target_after_compaction` of the budget (more than
+/// `keep_recent_turns` when they fit), and never beyond it.
+#[test]
+fn compaction_fills_up_to_the_target() {
+    let mut history = vec![Message::system("You are a coding agent.")];
+    for i in 0..200 {
+        history.push(Message::user(format!("step {i}: look at src/file_{i}.rs")));
+        history.push(Message::assistant(
+            "It parses the configuration. ".repeat(6),
+        ));
+    }
+    for target in [0.3, 0.5, 0.8] {
+        let policy = Policy {
+            max_context_tokens: 10_000,
+            hard_cap_buffer: 1_000,
+            keep_recent_turns: 2,
+            max_summary_tokens: 300,
+            target_after_compaction: target,
+            ..Policy::default()
+        };
+        let budget = policy.budget();
+        let mut compactor = Compactor::new("gpt-4o", policy.clone()).unwrap();
+        let out = compactor.preflight(&history, &Digest).unwrap();
+        let report = out.report.expect("compacted");
+        let after = out.tokens.total();
+        let goal = (budget as f64 * target) as usize;
+        assert!(report.kept.recent_turns > 2, "{target}: {report}");
+        // Within the target, and the next turn would not have fit.
+        assert!(after <= goal, "{target}: {after} > {goal}");
+        assert!(after + 120 > goal, "{target}: {after} far below {goal}");
+    }
+    let bad = Policy {
+        target_after_compaction: 0.0,
+        ..Policy::default()
+    };
+    assert!(bad
+        .validate("policy")
+        .unwrap_err()
+        .to_string()
+        .starts_with("policy.target_after_compaction"));
+}
+
+/// Issue 38: when the budget cannot hold a summary of the default size,
+/// a smaller one is written rather than none.
+#[test]
+fn a_tight_budget_gets_a_smaller_summary_not_none() {
+    let mut history = vec![Message::system("s")];
+    for i in 0..20 {
+        history.push(Message::user(format!("Please review src/part_{i}.rs")));
+        history.push(Message::assistant("Reviewed. ".repeat(10)));
+    }
+    history.push(Message::user("Final: summarize everything. ".repeat(40)));
+    let policy = Policy {
+        max_context_tokens: 700,
+        hard_cap_buffer: 100,
+        keep_recent_turns: 1,
+        keep_tool_io_pairs: 1,
+        max_summary_tokens: 512,
+        ..Policy::default()
+    };
+    let mut compactor = Compactor::new("gpt-4o", policy.clone()).unwrap();
+    let out = compactor
+        .manual_compact(&history, "tight", &Digest, Context::default())
+        .unwrap();
+    let report = out.report.expect("compacted");
+    let (_, tokens) = report.summary.expect("a summary is written");
+    assert!(tokens < 512, "{report}");
+    assert!(out.tokens.total() <= policy.budget(), "{report}");
+    assert!(
+        report
+            .fallbacks
+            .iter()
+            .any(|f| f.starts_with("smaller summary")),
+        "{report}"
+    );
+    assert!(out.messages[1]
+        .text()
+        .contains("Please review src/part_0.rs"));
+}
+
+/// Issue 38: a manual compaction that would not lower the token count
+/// says so and leaves the history as it was.
+#[test]
+fn a_manual_compaction_never_grows_the_history() {
+    let mut history = vec![Message::system("s")];
+    for i in 0..8 {
+        history.push(Message::user(format!("q{i}")));
+        history.push(Message::assistant("ok"));
+    }
+    let mut compactor = Compactor::new("gpt-4o", Policy::default()).unwrap();
+    let before = compactor.counter_mut().count(&history).total();
+    let out = compactor
+        .manual_compact(&history, "now", &Digest, Context::default())
+        .unwrap();
+    assert!(out.report.is_none());
+    assert_eq!(out.messages, history);
+    assert_eq!(out.tokens.total(), before);
+    let events = compactor.take_events();
+    assert!(
+        events.iter().any(|e| matches!(e,
+            Event::TriggerDecision { triggered: false, reason, .. }
+                if reason.contains("would not lower the token count"))),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(
+        e,
+        Event::SummaryCreated { .. } | Event::PrunedMessages { .. }
+    )));
 }

@@ -567,3 +567,23 @@ fn compact_cli_output_keeps_fifos_links_modes_and_devices() {
     assert_eq!(std::fs::read_to_string(&new).unwrap(), input);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 38: `ptc compact --manual` that would not lower the token count
+/// says so and writes the history unchanged.
+#[test]
+fn compact_cli_manual_never_grows_the_history() {
+    let mut input = String::from("{\"role\":\"system\",\"content\":\"s\"}\n");
+    for i in 0..8 {
+        input.push_str(&format!(
+            "{{\"role\":\"user\",\"content\":\"q{i}\"}}\n{{\"role\":\"assistant\",\"content\":\"ok\"}}\n"
+        ));
+    }
+    let out = ptc(&["compact", "-", "--manual", "now"], Some(&input));
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(text(&out.stdout), input);
+    assert!(
+        err.contains("not compacted: manual: compacting would not lower the token count"),
+        "{err}"
+    );
+}

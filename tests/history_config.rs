@@ -265,6 +265,7 @@ fn every_documented_variable_sets_its_field() {
         ("COMPACT_ROLES_NEVER_PRUNE", "system, developer, user"),
         ("COMPACT_STRATEGY", "code_delta"),
         ("COMPACT_MAX_SUMMARY_TOKENS", "512"),
+        ("COMPACT_TARGET_AFTER_COMPACTION", "0.4"),
         ("COMPACT_WINDOW_MAX_MESSAGES", "50"),
         ("COMPACT_WINDOW_SUMMARIZE_ON_TRIM", "true"),
         ("COMPACT_WINDOW_PRESERVE_FIRST_N", "2"),
@@ -309,6 +310,7 @@ fn every_documented_variable_sets_its_field() {
     );
     assert_eq!(c.policy.strategy, Strategy::CodeDelta);
     assert_eq!(c.policy.max_summary_tokens, 512);
+    assert_eq!(c.policy.target_after_compaction, 0.4);
     assert_eq!(c.window.max_messages, 50);
     assert!(c.window.summarize_on_trim);
     assert_eq!(c.window.preserve_first_n, 2);

@@ -265,9 +265,10 @@ fn assert_agent_ok(out: &Output) {
     assert!(out.status.success(), "{err}");
     assert_eq!(text(&out.stdout).trim(), "2", "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(
-        err.lines().filter(|l| l.contains("compacted: ")).count(),
-        2,
+    // Two rounds at least (since issue 38 a round keeps recent turns up
+    // to `target_after_compaction`, which may bring a third).
+    assert!(
+        err.lines().filter(|l| l.contains("compacted: ")).count() >= 2,
         "{err}"
     );
 }
@@ -506,15 +507,18 @@ fn agent_events_file_records_every_decision() {
         .iter()
         .filter(|d| d["triggered"] == true)
         .collect();
-    assert_eq!(triggered.len(), 2);
+    // Two rounds at least (since issue 38 a round keeps recent turns up
+    // to `target_after_compaction`, which may bring a third).
+    assert!(triggered.len() >= 2, "{triggered:?}");
     for d in &triggered {
         assert!(d["kept"]["pinned"].as_u64().unwrap() >= 2, "{d}");
         assert!(d["pruned_count"].as_u64().unwrap() > 0, "{d}");
     }
     let summaries = named(&records, "compact.summary_created");
-    assert_eq!(summaries.len(), 2);
-    assert_eq!(summaries[0]["version"], 1);
-    assert_eq!(summaries[1]["version"], 2);
+    assert_eq!(summaries.len(), triggered.len());
+    for (i, s) in summaries.iter().enumerate() {
+        assert_eq!(s["version"], i + 1);
+    }
     // The program output had a password: redacted in the summary payload.
     assert!(
         summaries
@@ -522,7 +526,10 @@ fn agent_events_file_records_every_decision() {
             .any(|s| s["summary"].as_str().unwrap().contains(REDACTED)),
         "{summaries:#?}"
     );
-    assert_eq!(named(&records, "compact.pruned_messages").len(), 2);
+    assert_eq!(
+        named(&records, "compact.pruned_messages").len(),
+        triggered.len()
+    );
     assert!(named(&records, "compact.archival").is_empty());
 }
 
@@ -996,17 +1003,15 @@ fn agent_archives_each_round() {
         .iter()
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(
-        files,
-        [
-            "events.jsonl",
-            "summary-001.json",
-            "summary-002.json",
-            "transcript-pre-compact-001.jsonl",
-            "transcript-pre-compact-002.jsonl"
-        ]
-    );
-    for step in [1, 2] {
+    // One summary and one transcript per round; two rounds at least
+    // (since issue 38 a round may keep more recent turns, bringing a third).
+    let rounds = files.iter().filter(|f| f.starts_with("summary-")).count();
+    assert!(rounds >= 2, "{files:?}");
+    let mut expected = vec!["events.jsonl".to_string()];
+    expected.extend((1..=rounds).map(|r| format!("summary-{r:03}.json")));
+    expected.extend((1..=rounds).map(|r| format!("transcript-pre-compact-{r:03}.jsonl")));
+    assert_eq!(files, expected);
+    for step in 1..=rounds {
         let summary: Json = serde_json::from_slice(
             &std::fs::read(session.join(format!("summary-{step:03}.json"))).unwrap(),
         )
@@ -1029,7 +1034,8 @@ fn agent_archives_each_round() {
         .iter()
         .map(|a| &a["step"])
         .collect();
-    assert_eq!(steps, [&json!(1), &json!(1), &json!(2), &json!(2)]);
+    let expected: Vec<Json> = (1..=rounds).flat_map(|r| [json!(r), json!(r)]).collect();
+    assert_eq!(steps, expected.iter().collect::<Vec<_>>());
 }
 
 #[test]

@@ -776,9 +776,11 @@ fn budget_shows_the_next_prompt_against_the_budget() {
 
 #[test]
 fn compact_folds_older_turns_into_a_summary_that_stays() {
-    let mut input: String = (1..=10).map(|i| format!("(def v{i} {i})\n")).collect();
+    // Enough turns that compacting lowers the token count (since issue 38
+    // a manual compaction that would not is refused).
+    let mut input: String = (1..=30).map(|i| format!("(def v{i} {i})\n")).collect();
     input.push_str(":compact checkpoint\n(+ v1 v2)\n:context\n:budget\n");
-    let out = piped(&["--no-compression", "--max-turns", "20"], &input);
+    let out = piped(&["--no-compression", "--max-turns", "40"], &input);
     let (text, err) = (stdout(&out), stderr(&out));
     assert!(
         err.contains("compacted: ") && err.contains("summary v1"),
@@ -809,4 +811,36 @@ fn compact_explains_when_there_is_nothing_to_compact() {
         err.contains("nothing to compact: ") && err.contains("--no-compression"),
         "{err}"
     );
+}
+
+/// Issue 38: `:compact` never makes the prompt bigger; when it would, it
+/// says so and changes nothing.
+#[test]
+fn compact_never_makes_the_prompt_bigger() {
+    for turns in [7, 8, 10, 14] {
+        let mut input: String = (1..=turns).map(|i| format!("(def v{i} {i})\n")).collect();
+        input.push_str(":compact\n:budget\n");
+        let out = piped(&["--no-compression", "--max-turns", "40"], &input);
+        let err = stderr(&out);
+        let line = err
+            .lines()
+            .find(|l| l.contains("compacted: "))
+            .unwrap_or_else(|| panic!("{turns}: {err}"));
+        if line.contains("not compacted: ") {
+            assert!(line.contains("would not lower the token count"), "{line}");
+            assert!(!stdout(&out).contains("a compaction is in force"), "{line}");
+            continue;
+        }
+        let numbers: Vec<usize> = line
+            .split("compacted: ")
+            .nth(1)
+            .unwrap()
+            .split(" tokens")
+            .next()
+            .unwrap()
+            .split(" -> ")
+            .map(|n| n.trim().parse().unwrap())
+            .collect();
+        assert!(numbers[1] < numbers[0], "{turns}: {line}");
+    }
 }

@@ -348,7 +348,12 @@ impl Compactor {
         };
         let units = units(messages).map_err(|e| self.fail(e.into()))?;
         let tokens = self.counter.per_message(messages);
-        let plan = self.plan(messages, &units, &tokens)?;
+        let plan = self.plan(
+            messages,
+            &units,
+            &tokens,
+            matches!(trigger, Trigger::Threshold),
+        )?;
         let pruned_units: Vec<&Unit> = units
             .iter()
             .zip(&plan.keep)
@@ -403,7 +408,7 @@ impl Compactor {
         let mut fallbacks = Vec::new();
         let request = SummaryRequest {
             strategy: self.policy.strategy,
-            max_tokens: self.policy.max_summary_tokens,
+            max_tokens: plan.summary_tokens,
             messages: &remainder,
             previous: previous.map(summary_body),
             state: context.state,
@@ -411,10 +416,16 @@ impl Compactor {
             model: self.counter.token_model(),
         };
         let summarize_started = std::time::Instant::now();
+        if plan.room_for_summary && plan.summary_tokens < self.policy.max_summary_tokens {
+            fallbacks.push(format!(
+                "smaller summary (max_tokens {}, all the budget leaves)",
+                plan.summary_tokens
+            ));
+        }
         let summary = if !plan.room_for_summary {
             self.emit(Event::error(
                 "NoRoomForSummary",
-                "at keep_recent_turns 1 and keep_tool_io_pairs 1 only the kept messages fit the budget",
+                "at keep_recent_turns 1 and keep_tool_io_pairs 1 only the kept messages fit the budget, with fewer than 16 tokens left for a summary",
                 "pruning-only",
             ));
             fallbacks.push("pruning-only (no room for a summary)".into());
@@ -426,7 +437,7 @@ impl Compactor {
             });
             None
         } else {
-            let reserve = self.summary_reserve(messages);
+            let reserve = self.summary_reserve(messages, plan.summary_tokens);
             self.summarize(
                 summarizer,
                 request,
@@ -463,6 +474,25 @@ impl Compactor {
             }
         }
         let after = self.counter.count(&out);
+        if matches!(trigger, Trigger::Manual { .. }) && after.total() >= before.total() {
+            self.emit(Event::TriggerDecision {
+                triggered: false,
+                reason: format!(
+                    "manual: compacting would not lower the token count ({} -> {} tokens); the history is unchanged",
+                    before.total(),
+                    after.total()
+                ),
+                policy: self.snapshot(),
+                note: note.clone(),
+                kept: Some(plan.kept),
+                pruned_count: Some(0),
+            });
+            return Ok(Outcome {
+                messages: messages.to_vec(),
+                tokens: before,
+                report: None,
+            });
+        }
         if let Some((version, summary_tokens)) = summary_info {
             let input_tokens: usize = remainder.iter().map(|m| self.counter.message(m)).sum();
             let text = out
@@ -529,7 +559,7 @@ impl Compactor {
         (version, reserve): (u32, usize),
         fallbacks: &mut Vec<String>,
     ) -> Option<(String, Strategy)> {
-        let cap = self.policy.max_summary_tokens;
+        let cap = request.max_tokens;
         let deadline = Instant::now() + self.summary_deadline;
         let mut retries = 0;
         loop {
@@ -609,14 +639,21 @@ impl Compactor {
         });
     }
 
-    /// Choose what to keep: shrink `keep_recent_turns`, then
-    /// `keep_tool_io_pairs`, one step at a time, until the kept part plus
-    /// room for the summary fits the budget.
+    /// Choose what to keep. First whole turns (a kept turn keeps its
+    /// tool exchanges): `keep_recent_turns` shrinks one step at a time
+    /// until the kept part plus room for the summary fits the budget; on
+    /// a threshold trigger, more recent turns are then added while the
+    /// prompt stays under `target_after_compaction` of the budget. When
+    /// not even the last whole turn fits, tool exchanges are limited to
+    /// `keep_tool_io_pairs`, which shrinks after the turns. When the
+    /// budget leaves less than `max_summary_tokens`, the summary gets
+    /// what is left (a smaller summary rather than none).
     fn plan(
         &mut self,
         messages: &[Message],
         units: &[Unit],
         tokens: &[usize],
+        fill_to_target: bool,
     ) -> Result<Plan, CompactError> {
         let budget = self.policy.budget();
         let tools = self.counter.count(&[]).tools_schema;
@@ -636,76 +673,105 @@ impl Compactor {
             .iter()
             .map(|u| summary_version(&messages[u.start]).is_some())
             .collect();
-        let summary_reserve = self.summary_reserve(messages);
+        // The summary message's header and framing alone, then with a
+        // full `max_summary_tokens` body (both counted exactly).
+        let overhead = self.summary_reserve(messages, 0);
+        let summary_reserve = self.summary_reserve(messages, self.policy.max_summary_tokens);
         let last_turn = units.last().map_or(0, |u| u.turn);
-        let (mut turns, mut pairs) = (
-            self.policy.keep_recent_turns,
-            self.policy.keep_tool_io_pairs,
-        );
-        loop {
-            let keep = select(units, &pinned, &is_summary, last_turn, turns, pairs);
+        let measure = |keep: &[bool]| -> (usize, bool) {
             let kept_tokens: usize = unit_tokens
                 .iter()
-                .zip(&keep)
+                .zip(keep)
                 .filter(|(_, k)| **k)
                 .map(|(t, _)| t)
                 .sum();
-            let prunes = keep.iter().any(|k| !k);
-            let base = REPLY_PRIMING + tools + kept_tokens;
-            let total = base + if prunes { summary_reserve } else { 0 };
-            if total <= budget {
-                return Ok(self.plan_of(units, &pinned, keep, turns, pairs, true));
-            }
-            if turns <= 1 && pairs <= 1 && base <= budget {
-                // At the floor, the kept part fits but not with a summary.
-                return Ok(self.plan_of(units, &pinned, keep, turns, pairs, false));
-            }
-            if turns > 1 {
-                turns -= 1;
-            } else if pairs > 1 {
-                pairs -= 1;
-            } else {
-                let pinned_tokens: usize = unit_tokens
-                    .iter()
-                    .zip(&pinned)
-                    .filter(|(_, p)| **p)
-                    .map(|(t, _)| t)
-                    .sum();
-                let floor_tokens = kept_tokens - pinned_tokens;
-                let newest_turn_tokens = REPLY_PRIMING
-                    + tools
-                    + units
+            (REPLY_PRIMING + tools + kept_tokens, keep.iter().any(|k| !k))
+        };
+        let full = self.policy.max_summary_tokens;
+        for whole in [true, false] {
+            let (mut turns, mut pairs) = (
+                self.policy.keep_recent_turns,
+                self.policy.keep_tool_io_pairs,
+            );
+            loop {
+                let keep = select(units, &pinned, &is_summary, last_turn, turns, pairs, whole);
+                let (base, prunes) = measure(&keep);
+                let total = base + if prunes { summary_reserve } else { 0 };
+                if total <= budget {
+                    let mut best = (keep, turns);
+                    if whole && fill_to_target && turns == self.policy.keep_recent_turns {
+                        let target = self.policy.target_tokens();
+                        for more in turns + 1..=last_turn {
+                            let keep =
+                                select(units, &pinned, &is_summary, last_turn, more, pairs, true);
+                            let (base, prunes) = measure(&keep);
+                            if !prunes || base + summary_reserve > target.min(budget) {
+                                break;
+                            }
+                            best = (keep, more);
+                        }
+                    }
+                    let (keep, turns) = best;
+                    return Ok(self.plan_of(units, &pinned, keep, turns, pairs, full));
+                }
+                let at_floor = turns <= 1 && (whole || pairs <= 1);
+                if at_floor && !whole && base <= budget {
+                    // The kept part fits, with less than a full summary.
+                    let left = (budget - base).saturating_sub(overhead);
+                    let room = (left as f64 / self.counter.factor()).floor() as usize;
+                    return Ok(self.plan_of(units, &pinned, keep, turns, pairs, room));
+                }
+                if turns > 1 {
+                    turns -= 1;
+                } else if !whole && pairs > 1 {
+                    pairs -= 1;
+                } else if whole {
+                    break;
+                } else {
+                    let kept_tokens = base - tools - REPLY_PRIMING;
+                    let pinned_tokens: usize = unit_tokens
                         .iter()
-                        .zip(&unit_tokens)
                         .zip(&pinned)
-                        .filter(|((u, _), p)| u.turn == last_turn && !**p)
-                        .map(|((_, t), _)| t)
-                        .sum::<usize>();
-                return Err(self.fail(CompactError::InsufficientBudget {
-                    protected_tokens: kept_tokens + tools + REPLY_PRIMING,
-                    pinned_tokens,
-                    floor_tokens,
-                    newest_turn_tokens,
+                        .filter(|(_, p)| **p)
+                        .map(|(t, _)| t)
+                        .sum();
+                    let floor_tokens = kept_tokens - pinned_tokens;
+                    let newest_turn_tokens = REPLY_PRIMING
+                        + tools
+                        + units
+                            .iter()
+                            .zip(&unit_tokens)
+                            .zip(&pinned)
+                            .filter(|((u, _), p)| u.turn == last_turn && !**p)
+                            .map(|((_, t), _)| t)
+                            .sum::<usize>();
+                    return Err(self.fail(CompactError::InsufficientBudget {
+                        protected_tokens: base,
+                        pinned_tokens,
+                        floor_tokens,
+                        newest_turn_tokens,
+                        budget,
+                        max_context_tokens: self.policy.max_context_tokens,
+                        hard_cap_buffer: self.policy.hard_cap_buffer,
+                    }));
+                }
+                self.emit(Event::PolicyReduced {
+                    keep_recent_turns: turns,
+                    keep_tool_io_pairs: pairs,
+                    tokens: total,
                     budget,
-                    max_context_tokens: self.policy.max_context_tokens,
-                    hard_cap_buffer: self.policy.hard_cap_buffer,
-                }));
+                });
             }
-            self.emit(Event::PolicyReduced {
-                keep_recent_turns: turns,
-                keep_tool_io_pairs: pairs,
-                tokens: total,
-                budget,
-            });
         }
+        unreachable!("the second pass always returns")
     }
 
     /// The tokens kept free for the summary message: its header line and
-    /// framing, counted exactly, plus `max_summary_tokens` of body (scaled
+    /// framing, counted exactly, plus `body_tokens` of body (scaled
     /// as every count is) and one token for the newline's merge. A summary
     /// whose whole message is over this is treated as too long, so the
     /// budget holds to the token.
-    fn summary_reserve(&mut self, messages: &[Message]) -> usize {
+    fn summary_reserve(&mut self, messages: &[Message], body_tokens: usize) -> usize {
         let version = messages
             .iter()
             .filter_map(summary_version)
@@ -713,7 +779,10 @@ impl Compactor {
             .unwrap_or(0)
             + 1;
         let header = self.counter.message(&summary_message(version, ""));
-        let body = (self.policy.max_summary_tokens as f64 * self.counter.factor()).ceil() as usize;
+        if body_tokens == 0 {
+            return header + 1;
+        }
+        let body = (body_tokens as f64 * self.counter.factor()).ceil() as usize;
         header + body + 1
     }
 
@@ -724,8 +793,9 @@ impl Compactor {
         keep: Vec<bool>,
         turns: usize,
         pairs: usize,
-        room_for_summary: bool,
+        summary_tokens: usize,
     ) -> Plan {
+        let summary_tokens = summary_tokens.min(self.policy.max_summary_tokens);
         let pinned_messages = units
             .iter()
             .zip(pinned)
@@ -734,7 +804,8 @@ impl Compactor {
             .sum();
         Plan {
             keep,
-            room_for_summary,
+            room_for_summary: summary_tokens >= MIN_SUMMARY_TOKENS,
+            summary_tokens,
             pinned_messages,
             kept: KeptCounts {
                 pinned: pinned_messages,
@@ -750,13 +821,19 @@ struct Plan {
     keep: Vec<bool>,
     /// False when only pruning fits the budget.
     room_for_summary: bool,
+    /// The summary's token cap: `max_summary_tokens`, or what the budget
+    /// leaves when that is less.
+    summary_tokens: usize,
     pinned_messages: usize,
     kept: KeptCounts,
 }
 
+/// The smallest summary worth writing, in tokens.
+const MIN_SUMMARY_TOKENS: usize = 16;
+
 /// Which units the keep policies keep: pinned ones, pending calls, the
-/// non-tool units of the last `turns` user turns and the last `pairs`
-/// tool exchanges. A previous summary is never kept by these rules (it
+/// non-tool units of the last `turns` user turns (with their tool
+/// exchanges too when `whole`) and the last `pairs` tool exchanges. A previous summary is never kept by these rules (it
 /// is folded into the next one).
 fn select(
     units: &[Unit],
@@ -765,6 +842,7 @@ fn select(
     last_turn: usize,
     turns: usize,
     pairs: usize,
+    whole: bool,
 ) -> Vec<bool> {
     let first_recent_turn = (last_turn + 1).saturating_sub(turns);
     let mut pairs_left = pairs;
@@ -777,7 +855,7 @@ fn select(
         } else if u.tool_exchange {
             let k = pairs_left > 0;
             pairs_left = pairs_left.saturating_sub(1);
-            k
+            k || whole && u.turn >= first_recent_turn && u.turn > 0
         } else {
             u.turn >= first_recent_turn && u.turn > 0
         };

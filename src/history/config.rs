@@ -37,6 +37,7 @@ pub struct PolicySection {
     pub roles_never_prune: Vec<Role>,
     pub strategy: Strategy,
     pub max_summary_tokens: usize,
+    pub target_after_compaction: f64,
 }
 
 impl Default for PolicySection {
@@ -50,6 +51,7 @@ impl Default for PolicySection {
             roles_never_prune: p.roles_never_prune,
             strategy: p.strategy,
             max_summary_tokens: p.max_summary_tokens,
+            target_after_compaction: p.target_after_compaction,
         }
     }
 }
@@ -232,6 +234,7 @@ impl Config {
             roles_never_prune: p.roles_never_prune.clone(),
             strategy: p.strategy,
             max_summary_tokens: p.max_summary_tokens,
+            target_after_compaction: p.target_after_compaction,
         }
     }
 
@@ -290,6 +293,13 @@ impl Config {
                 "policy.keep_tool_io_pairs",
                 "0".into(),
                 "must be at least 1".into(),
+            ));
+        }
+        if !(p.target_after_compaction > 0.0 && p.target_after_compaction <= 1.0) {
+            out.push((
+                "policy.target_after_compaction",
+                p.target_after_compaction.to_string(),
+                "must be 0.0-1.0 (above 0)".into(),
             ));
         }
         let budget = self.max_context_tokens.saturating_sub(p.hard_cap_buffer);
@@ -380,6 +390,10 @@ pub const ENV_VARS: &[(&str, &str)] = &[
     ("COMPACT_ROLES_NEVER_PRUNE", "policy.roles_never_prune"),
     ("COMPACT_STRATEGY", "policy.strategy"),
     ("COMPACT_MAX_SUMMARY_TOKENS", "policy.max_summary_tokens"),
+    (
+        "COMPACT_TARGET_AFTER_COMPACTION",
+        "policy.target_after_compaction",
+    ),
     ("COMPACT_WINDOW_MAX_MESSAGES", "window.max_messages"),
     (
         "COMPACT_WINDOW_SUMMARIZE_ON_TRIM",

@@ -109,6 +109,21 @@ impl Content {
             })
     }
 
+    /// Each Anthropic `tool_result` block as its `tool_use_id`, its text
+    /// and whether the block says `is_error: true`.
+    pub fn tool_result_entries(&self) -> impl Iterator<Item = (&str, String, bool)> {
+        self.tool_results()
+            .zip(
+                self.parts()
+                    .iter()
+                    .filter(|p| part_type(p) == Some("tool_result")),
+            )
+            .map(|((id, text), block)| {
+                let is_error = block.get("is_error") == Some(&Json::Bool(true));
+                (id, text, is_error)
+            })
+    }
+
     /// The `tool_use_id` of each Anthropic `tool_result` block.
     pub fn tool_result_ids(&self) -> impl Iterator<Item = &str> {
         self.parts()

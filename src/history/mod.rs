@@ -39,6 +39,8 @@ mod content;
 mod count;
 mod digest;
 pub mod event;
+mod failure;
+mod layout;
 mod message;
 mod policy;
 pub mod recorder;

@@ -51,6 +51,11 @@ impl fmt::Display for Strategy {
     }
 }
 
+/// The default `target_after_compaction`: half the budget, so a
+/// compaction leaves room for many turns before the next one while the
+/// recent turns the agent needs stay verbatim.
+pub const DEFAULT_TARGET_AFTER_COMPACTION: f64 = 0.5;
+
 /// Token-budget compaction settings (seed 004's `policy`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -73,6 +78,10 @@ pub struct Policy {
     pub strategy: Strategy,
     /// The cap on a summary's tokens.
     pub max_summary_tokens: usize,
+    /// After a compaction the prompt is filled with recent whole turns up
+    /// to this share of the budget (0 < t <= 1); `keep_recent_turns` are
+    /// kept even above it, while they fit the budget.
+    pub target_after_compaction: f64,
 }
 
 impl Default for Policy {
@@ -86,6 +95,7 @@ impl Default for Policy {
             roles_never_prune: vec![Role::System, Role::Developer],
             strategy: Strategy::TaskState,
             max_summary_tokens: 1_024,
+            target_after_compaction: DEFAULT_TARGET_AFTER_COMPACTION,
         }
     }
 }
@@ -112,6 +122,11 @@ impl Policy {
     /// may use.
     pub fn budget(&self) -> usize {
         self.max_context_tokens.saturating_sub(self.hard_cap_buffer)
+    }
+
+    /// The size a compaction fills the prompt up to with recent turns.
+    pub fn target_tokens(&self) -> usize {
+        (self.budget() as f64 * self.target_after_compaction).floor() as usize
     }
 
     /// The prompt size at which compaction triggers.
@@ -160,6 +175,15 @@ impl Policy {
             return Err(PolicyError::new(
                 &path("keep_tool_io_pairs"),
                 "must be at least 1",
+            ));
+        }
+        if !(self.target_after_compaction > 0.0 && self.target_after_compaction <= 1.0) {
+            return Err(PolicyError::new(
+                &path("target_after_compaction"),
+                format!(
+                    "must be 0.0-1.0 (above 0), got {}",
+                    self.target_after_compaction
+                ),
             ));
         }
         if self.max_summary_tokens < 16 {

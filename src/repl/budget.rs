@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::compression::{self, session_state};
-use crate::history::{Context, Digest, Message, Outcome, Summarizer};
+use crate::history::{Context, Digest, Event, Message, Outcome, Summarizer};
 
 use super::Repl;
 
@@ -136,6 +136,18 @@ impl Repl {
                     true
                 }
                 None => {
+                    let grows = events.iter().rev().find_map(|e| match e {
+                        Event::TriggerDecision {
+                            triggered: false,
+                            reason,
+                            ..
+                        } if reason.starts_with("manual:") => Some(reason.clone()),
+                        _ => None,
+                    });
+                    if let Some(reason) = grows {
+                        self.out.note(&format!("not compacted: {reason}"));
+                        return false;
+                    }
                     let why = if full.len() <= PINNED {
                         "the next prompt is the system prompt and one user message, both protected (with compression on, the REPL renders every turn into that message: start it with --no-compression to compact turn by turn)"
                     } else {
