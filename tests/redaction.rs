@@ -322,7 +322,8 @@ fn redaction_keeps_names_and_separators() {
         ("access_token=ya29.a0AfH6SMBx", "access_token=<REDACTED>"),
         ("secret_key='abc123xyz'", "secret_key='<REDACTED>'"),
         ("\"password\":\"hunter22\"", "\"password\":\"<REDACTED>\""),
-        ("my password: hunter22 ok", "my password: <REDACTED> ok"),
+        // The whole value, to the end of its line (issue 38).
+        ("my password: hunter22 ok", "my password: <REDACTED>"),
         (
             "Authorization: Bearer abcDEF123456ghi",
             "Authorization: Bearer <REDACTED>",

@@ -66,7 +66,7 @@ struct Section {
 fn digest(request: &SummaryRequest<'_>) -> String {
     let previous = request.previous.map(parse_previous).unwrap_or_default();
     let earlier = previous.count;
-    let facts = Facts::gather(request.messages);
+    let facts = Facts::gather(&super::redact::without_secret_values_in(request.messages));
 
     // Earlier items first; a repeated item counts where it last appeared.
     let merged = |title: &str, new: Vec<String>| -> Vec<String> {
@@ -325,7 +325,10 @@ fn collect_identifiers(arguments: &str, out: &mut Vec<String>) {
                 }
             }
             Json::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            Json::Object(map) => map.values().for_each(|v| walk(v, out)),
+            Json::Object(map) => map
+                .iter()
+                .filter(|(k, _)| !super::redact::is_secret_key(k))
+                .for_each(|(_, v)| walk(v, out)),
             _ => {}
         }
     }
