@@ -14,6 +14,8 @@
 
 use std::path::Path;
 
+pub mod corpus;
+
 use proptest::prelude::*;
 use ptc_lisp::history::archive::{Archive, DirStore, SummaryRecord};
 use ptc_lisp::history::config::{self, Overrides};

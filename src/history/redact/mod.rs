@@ -33,8 +33,8 @@
 //! redaction errs on the side of removing, and cannot read code.
 //!
 //! The digest (the deterministic summary that stays in the history)
-//! drops named secrets only ([`without_secret_values_in`]): shapes such
-//! as e-mail addresses may be facts a later turn needs, and are
+//! reads messages without their secrets ([`without_secret_values_in`]),
+//! e-mail addresses apart: they may be facts a later turn needs, and are
 //! redacted when the summary is exported.
 
 use std::borrow::Cow;
@@ -62,7 +62,7 @@ pub use self::keys::is_secret_key;
 struct Pattern {
     name: String,
     matcher: Matcher,
-    named: bool,
+    in_digest: bool,
     check: Option<rules::Check>,
 }
 
@@ -75,7 +75,7 @@ fn built_in() -> &'static [Pattern] {
             .map(|rule| Pattern {
                 name: rule.name.to_string(),
                 matcher: Matcher::new(&rules::expand(rule.source)).expect("built-in pattern"),
-                named: rule.named,
+                in_digest: rule.in_digest,
                 check: rule.check,
             })
             .collect()
@@ -127,15 +127,18 @@ fn replace_all(pattern: &Pattern, text: &str) -> Option<String> {
     Some(out)
 }
 
-/// `text` without the values that a secret's name introduces
-/// (`password: x`, `api_key=x`, `"token": "x"`, `{:password "x"}`,
-/// `Cookie: ...`): the rules that find secrets by name, not by shape.
-/// What the deterministic digest applies to what it copies, so that
-/// the summary in the history holds no named secret while keeping
-/// e-mail addresses, ids and the like that later turns may need.
-pub fn drop_named_secrets(text: &str) -> Cow<'_, str> {
+/// `text` as the digest may copy it: without the values that a
+/// secret's name introduces (`password: x`, `api_key=x`, `"token":
+/// "x"`, `{:password "x"}`, `Cookie: ...`) nor secrets of a known shape
+/// (keys, tokens, private key blocks, card numbers), but with e-mail
+/// addresses, which may be facts a later turn needs (they are redacted
+/// when the summary is exported). The digest copies pieces of what it
+/// reads (a line, a word that looks like a path), and a piece of a
+/// secret may no longer have the shape that export redaction finds, so
+/// secrets go before anything is copied.
+pub fn scrub_for_digest(text: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(text);
-    for pattern in built_in().iter().filter(|p| p.named) {
+    for pattern in built_in().iter().filter(|p| p.in_digest) {
         if let Some(replaced) = replace_all(pattern, &out) {
             out = Cow::Owned(replaced);
         }
@@ -146,9 +149,8 @@ pub fn drop_named_secrets(text: &str) -> Cow<'_, str> {
 /// A tool call's arguments (JSON text, or any text) without secret
 /// values: in JSON, every string or number under a secret's key (at
 /// any depth: `{"auth": {"user": "a", "pass": "b"}}` keeps neither
-/// string) becomes `<REDACTED>`, and other strings lose their named
-/// secrets ([`drop_named_secrets`]); other text loses its named
-/// secrets. Borrowed when nothing changed (the text is then exactly
+/// string) becomes `<REDACTED>`, and other strings are scrubbed
+/// ([`scrub_for_digest`]); so is other text. Borrowed when nothing changed (the text is then exactly
 /// the input, formatting included).
 pub fn without_secret_values(arguments: &str) -> Cow<'_, str> {
     match serde_json::from_str::<Json>(arguments) {
@@ -159,20 +161,20 @@ pub fn without_secret_values(arguments: &str) -> Cow<'_, str> {
                 Cow::Borrowed(arguments)
             }
         }
-        _ => drop_named_secrets(arguments),
+        _ => scrub_for_digest(arguments),
     }
 }
 
 /// Copies of `messages` whose content and tool call arguments hold no
-/// secret given by name ([`without_secret_values`]); the rest of each
-/// message is as it was.
+/// secret ([`without_secret_values`], [`scrub_for_digest`]); the rest of
+/// each message is as it was. What the digest reads.
 pub fn without_secret_values_in(messages: &[Message]) -> Vec<Message> {
     messages
         .iter()
         .map(|m| {
             let mut m = m.clone();
             if let Some(content) = &m.content {
-                if let Cow::Owned(s) = drop_named_secrets(content) {
+                if let Cow::Owned(s) = scrub_for_digest(content) {
                     m.content = Some(s);
                 }
             }
@@ -198,11 +200,29 @@ pub fn without_secret_values_in(messages: &[Message]) -> Vec<Message> {
         .collect()
 }
 
+/// The JSON object or array that `text` holds, if it is one.
+fn nested_json(text: &str) -> Option<Json> {
+    if !text.trim_start().starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::from_str::<Json>(text)
+        .ok()
+        .filter(|v| matches!(v, Json::Object(_) | Json::Array(_)))
+}
+
 /// Drops secret values in place (see [`without_secret_values`]); true
 /// when something changed.
 fn drop_secret_values(value: &mut Json) -> bool {
+    if let Json::String(s) = value {
+        if let Some(mut inner) = nested_json(s) {
+            if drop_secret_values(&mut inner) {
+                *s = inner.to_string();
+                return true;
+            }
+        }
+    }
     match value {
-        Json::String(s) => match drop_named_secrets(s) {
+        Json::String(s) => match scrub_for_digest(s) {
             Cow::Owned(clean) => {
                 *s = clean;
                 true
@@ -287,7 +307,7 @@ impl Redactor {
             patterns.push(Pattern {
                 name: format!("user-{}", i + 1),
                 matcher,
-                named: false,
+                in_digest: false,
                 check: None,
             });
         }
@@ -358,6 +378,17 @@ impl Redactor {
     fn json_in_place(&self, value: &mut Json) {
         match value {
             Json::String(s) => {
+                // JSON inside a string (tool call arguments, a body
+                // holding arguments): redacted as JSON, however deep,
+                // where escaped quotes would hide a key from the text
+                // rules.
+                if let Some(mut inner) = nested_json(s) {
+                    let before = inner.clone();
+                    self.json_in_place(&mut inner);
+                    if inner != before {
+                        *s = inner.to_string();
+                    }
+                }
                 if let Cow::Owned(r) = self.redact(s) {
                     *s = r;
                 }
@@ -483,7 +514,7 @@ mod tests {
         // Nothing to drop: the very same text.
         let plain = r#"{ "path" : "src/a.rs" }"#;
         assert!(matches!(without_secret_values(plain), Cow::Borrowed(p) if p == plain));
-        // Text arguments lose named values only; shapes stay for the digest.
+        // Text arguments lose secrets; e-mail addresses stay for the digest.
         assert_eq!(
             without_secret_values("login --password=hunter22 ann@example.com"),
             "login --password=<REDACTED> ann@example.com"

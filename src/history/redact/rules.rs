@@ -1,8 +1,8 @@
 //! The built-in redaction rules: a name, a regex (its first capture
 //! group, when present, is kept; the rest of a match becomes
-//! `<REDACTED>`), whether the rule finds a secret by its name (those
-//! also clean the digest, see `without_secret_values`) and an optional
-//! check of a match (card numbers: Luhn). Documented, rule by rule, in
+//! `<REDACTED>`), whether the rule also cleans what the digest copies
+//! (all but e-mail addresses, see `without_secret_values`) and an
+//! optional check of a match (card numbers: Luhn). Documented, rule by rule, in
 //! SECURITY.md and the README.
 
 /// A check of a match: `Some(len)` accepts the first `len` bytes of it
@@ -12,27 +12,25 @@ pub(super) type Check = fn(&str) -> Option<usize>;
 pub(super) struct Rule {
     pub name: &'static str,
     pub source: &'static str,
-    /// Found by a secret's name (`password: x`), not by its shape.
-    pub named: bool,
+    /// Also applied to what the digest copies (every rule but e-mail
+    /// addresses, which may be facts a later turn needs).
+    pub in_digest: bool,
     pub check: Option<Check>,
 }
 
+/// A secret found by its shape (`sk-...`, a PEM block).
 const fn shape(name: &'static str, source: &'static str) -> Rule {
     Rule {
         name,
         source,
-        named: false,
+        in_digest: true,
         check: None,
     }
 }
 
+/// A secret found by its name (`password: x`).
 const fn named(name: &'static str, source: &'static str) -> Rule {
-    Rule {
-        name,
-        source,
-        named: true,
-        check: None,
-    }
+    shape(name, source)
 }
 
 /// The names of secrets in text (`api_key=`, `"token": `), matched at
@@ -128,14 +126,16 @@ pub(super) const RULES: &[Rule] = &[
         r"({b}[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@]+:)(?!<REDACTED>)[^\s/?#]+(?=@)",
     ),
     // Not a URL's user (`https://ann@host`), nor scp's `git@host:path`.
-    shape(
-        "email",
-        r"(?:(?<![\w.%+\-/])|(?<=\\[nrt]))[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w\-]|\.[A-Za-z0-9]|:[\w~/])",
-    ),
+    Rule {
+        name: "email",
+        source: r"(?:(?<![\w.%+\-/])|(?<=\\[nrt]))[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w\-]|\.[A-Za-z0-9]|:[\w~/])",
+        in_digest: false,
+        check: None,
+    },
     Rule {
         name: "card-number",
         source: r"(?:(?<![\w\-.])|(?<=\\[nrt]))[2-6][0-9]{12,18}(?![\w\-]|\.[0-9])|(?:(?<![\w\-.])|(?<=\\[nrt]))[2-6][0-9]{3}(?:[ \-][0-9]{2,6}){2,5}(?![\w\-]|\.[0-9])",
-        named: false,
+        in_digest: true,
         check: Some(card_number),
     },
     // `{:password "hunter2"}` (Clojure, PTC-Lisp).
