@@ -105,3 +105,64 @@ fn corpus_recall_is_total_and_precision_above_the_floor() {
         false_positives.join("\n")
     );
 }
+
+/// `unit` repeated to at least `bytes` bytes.
+fn repeated(unit: &str, bytes: usize) -> String {
+    unit.repeat(bytes / unit.len() + 1)
+}
+
+/// Redaction time of `text`, and the redacted text.
+fn timed(r: &Redactor, text: &str) -> (std::time::Duration, String) {
+    let start = std::time::Instant::now();
+    let out = r.redact(text).into_owned();
+    (start.elapsed(), out)
+}
+
+/// Throughput on 1 MB of the corpus, and on 1 MB of near-misses built
+/// to make a backtracking rule work hard (long runs after a secret's
+/// name, long e-mail local parts, digit groups, `sk-` prefixes): every
+/// secret goes, and 2 MB take about twice as long as 1 MB (linear; a
+/// generous margin, as the machine is shared). The figures are printed
+/// (recorded in BENCHMARKS.md; an unoptimized test build).
+#[test]
+fn redaction_is_linear_on_a_megabyte() {
+    let r = Redactor::default();
+    r.prepare();
+    let mut unit = String::new();
+    for rec in records(SECRETS).iter().chain(&records(LOOKALIKES)) {
+        unit.push_str(rec["text"].as_str().unwrap());
+        unit.push('\n');
+    }
+    let adversarial = format!(
+        "password: {} \n{}@ token={}\n4111 1111 1111 {} sk-{}\n",
+        "ab ".repeat(300),
+        "a.".repeat(200),
+        "x&".repeat(200),
+        "1111 ".repeat(50),
+        "a-".repeat(200)
+    );
+    for (what, unit) in [("corpus", unit.as_str()), ("adversarial", &adversarial)] {
+        let one = repeated(unit, 1 << 20);
+        let two = repeated(unit, 2 << 20);
+        let (t1, out) = timed(&r, &one);
+        let (t2, _) = timed(&r, &two);
+        if what == "corpus" {
+            for rec in records(SECRETS) {
+                for s in rec["secrets"].as_array().unwrap() {
+                    let s = s.as_str().unwrap();
+                    assert!(s.is_empty() || !out.contains(s), "`{s}` survives");
+                }
+            }
+        }
+        let mb_per_s = one.len() as f64 / (1 << 20) as f64 / t1.as_secs_f64();
+        eprintln!(
+            "redaction throughput ({what}): {} bytes in {t1:?} ({mb_per_s:.2} MB/s); {} bytes in {t2:?}",
+            one.len(),
+            two.len()
+        );
+        assert!(
+            t2 <= t1 * 4 + std::time::Duration::from_secs(1),
+            "{what}: 2 MB took {t2:?}, 1 MB {t1:?}: not linear"
+        );
+    }
+}
