@@ -229,9 +229,7 @@ fn drop_secret_values(value: &mut Json) -> bool {
             }
             Cow::Borrowed(_) => false,
         },
-        Json::Array(items) => items
-            .iter_mut()
-            .fold(false, |c, v| drop_secret_values(v) || c),
+        Json::Array(items) => every(items.iter_mut(), drop_secret_values),
         Json::Object(map) => map.iter_mut().fold(false, |changed, (key, v)| {
             let dropped = if is_secret_key(key) {
                 redact_under_secret_key(v, true)
@@ -242,6 +240,18 @@ fn drop_secret_values(value: &mut Json) -> bool {
         }),
         _ => false,
     }
+}
+
+/// `f` applied to every item (none skipped); true when some call was.
+fn every<'a>(
+    items: impl Iterator<Item = &'a mut Json>,
+    mut f: impl FnMut(&mut Json) -> bool,
+) -> bool {
+    let mut changed = false;
+    for item in items {
+        changed |= f(item);
+    }
+    changed
 }
 
 /// Every string under a secret's key becomes `<REDACTED>` (and a number
@@ -258,12 +268,8 @@ fn redact_under_secret_key(value: &mut Json, top: bool) -> bool {
             *value = Json::String(REDACTED.to_string());
             true
         }
-        Json::Array(items) => items
-            .iter_mut()
-            .fold(false, |c, v| redact_under_secret_key(v, top) || c),
-        Json::Object(map) => map
-            .values_mut()
-            .fold(false, |c, v| redact_under_secret_key(v, false) || c),
+        Json::Array(items) => every(items.iter_mut(), |v| redact_under_secret_key(v, top)),
+        Json::Object(map) => every(map.values_mut(), |v| redact_under_secret_key(v, false)),
         _ => false,
     }
 }
