@@ -404,9 +404,16 @@ fn summary_created_event() {
     );
     // The summary holds redacted requests: the secret was seen and removed.
     assert!(body.contains(REDACTED), "{body}");
+    // The digest copies no secret into the history (issue 38); the
+    // kept messages are unchanged (copy on export).
     assert!(
-        message.text().contains(SECRET_KEY),
-        "redaction is copy-on-export: the compacted history itself is unchanged"
+        !message.text().contains(SECRET_KEY),
+        "the digest copied a secret: {}",
+        message.text()
+    );
+    assert!(
+        compacted.iter().any(|m| m.text().contains(SECRET_KEY)),
+        "redaction is copy-on-export: kept messages are unchanged"
     );
 
     let p = the_one(&records, "compact.pruned_messages");
@@ -1658,5 +1665,132 @@ fn s3_archive_encrypts_and_signs_with_the_shared_profile() {
     assert!(
         err.contains("AWS_PROFILE is `missing` but no credentials for it were found"),
         "{err}"
+    );
+}
+
+// --- Every corpus secret kind, through every export (issue 38) -------------
+
+/// A session holding one secret of every kind in the redaction corpus
+/// (`tests/redaction/`): in a request, in a tool call's arguments (as
+/// text and under secret-named keys) and in a tool result. Returns the
+/// lines and, per kind, the strings that must not be exported; the
+/// markers under secret-named keys must not reach the digest either.
+fn corpus_session() -> (String, Vec<String>, Vec<String>) {
+    let mut lines =
+        vec![json!({"role": "system", "content": "You are an operations agent."}).to_string()];
+    let mut secrets = Vec::new();
+    let mut markers = Vec::new();
+    for (t, (kind, text, kind_secrets)) in crate::redaction::corpus::one_of_each_kind()
+        .into_iter()
+        .enumerate()
+    {
+        let marker = format!("Mk{t}x&Q9-{}", kind.len());
+        let id = format!("call_{t}");
+        lines.push(json!({"role": "user", "content": format!("Step {t} ({kind}): {text}\n{}", "Context. ".repeat(40))}).to_string());
+        let arguments = json!({
+            "path": format!("deploy/{t}.yaml"),
+            "body": text,
+            "password": marker,
+            "auth": {"user": "ops", "pass": marker},
+            "headers": {"X-Api-Key": marker},
+        })
+        .to_string();
+        lines.push(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function", "function": {"name": "http_post", "arguments": arguments}}]})
+                .to_string(),
+        );
+        lines.push(json!({"role": "tool", "tool_call_id": id, "content": format!("echo: {text}\n{}", "ok ".repeat(60))}).to_string());
+        lines
+            .push(json!({"role": "assistant", "content": format!("Posted step {t}.")}).to_string());
+        secrets.extend(kind_secrets.into_iter().filter(|s| !s.is_empty()));
+        markers.push(marker);
+    }
+    (lines.join("\n") + "\n", secrets, markers)
+}
+
+#[test]
+fn exports_hold_no_corpus_secret() {
+    let server = Ingest::start(Answer::Ok);
+    let dir = temp_dir("corpus-kinds");
+    let (session, secrets, markers) = corpus_session();
+    assert!(secrets.len() >= 40, "{} secrets", secrets.len());
+    let input = dir.join("session.jsonl");
+    std::fs::write(&input, &session).unwrap();
+    let events = dir.join("events.jsonl");
+    let archive = dir.join("archive");
+    let output = dir.join("out.jsonl");
+    let (out, _) = ptc_in(
+        &dir,
+        &[
+            "compact",
+            input.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+            "--max-context-tokens",
+            "6000",
+            "--events",
+            events.to_str().unwrap(),
+            "--events-url",
+            &server.url(),
+            "--archive",
+            archive.to_str().unwrap(),
+            "--session-id",
+            "kinds",
+        ],
+        &[],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // The summary files and transcript of the archive, the events file.
+    let mut exported: Vec<(String, Vec<u8>)> = files_under(&archive)
+        .into_iter()
+        .map(|f| (f.display().to_string(), std::fs::read(&f).unwrap()))
+        .collect();
+    assert!(
+        exported
+            .iter()
+            .any(|(name, _)| name.contains("summary-001.json")),
+        "a summary file: {exported:?}"
+    );
+    exported.push(("events file".into(), std::fs::read(&events).unwrap()));
+    // The posts arrive in the background: wait for the file's count.
+    let written = read_records(&events).len();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.posts().len() < written && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let posts = server.posts();
+    assert_eq!(posts.len(), written, "every event is posted");
+    for (i, p) in posts.iter().enumerate() {
+        exported.push((format!("/ingest post {i}"), p.body.clone()));
+    }
+    for (what, bytes) in &exported {
+        let s = String::from_utf8_lossy(bytes);
+        for secret in secrets.iter().chain(&markers) {
+            assert!(
+                !s.contains(secret.as_str()),
+                "{what} leaks `{secret}`:\n{s}"
+            );
+        }
+    }
+    // The summary in the history itself holds no value of a
+    // secret-named argument.
+    let compacted = parse_jsonl(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    let summary = compacted
+        .iter()
+        .find(|m| summary_version(m).is_some())
+        .expect("a summary")
+        .text();
+    for marker in &markers {
+        assert!(
+            !summary.contains(marker.as_str()),
+            "the digest copies `{marker}`:\n{summary}"
+        );
+    }
+    eprintln!(
+        "exports_hold_no_corpus_secret: {} secrets of every kind, {} exported documents, {} posts",
+        secrets.len(),
+        exported.len(),
+        posts.len()
     );
 }

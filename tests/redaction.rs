@@ -14,6 +14,8 @@
 
 use std::path::Path;
 
+pub mod corpus;
+
 use proptest::prelude::*;
 use ptc_lisp::history::archive::{Archive, DirStore, SummaryRecord};
 use ptc_lisp::history::config::{self, Overrides};
@@ -322,7 +324,8 @@ fn redaction_keeps_names_and_separators() {
         ("access_token=ya29.a0AfH6SMBx", "access_token=<REDACTED>"),
         ("secret_key='abc123xyz'", "secret_key='<REDACTED>'"),
         ("\"password\":\"hunter22\"", "\"password\":\"<REDACTED>\""),
-        ("my password: hunter22 ok", "my password: <REDACTED> ok"),
+        // The whole value, to the end of its line (issue 38).
+        ("my password: hunter22 ok", "my password: <REDACTED>"),
         (
             "Authorization: Bearer abcDEF123456ghi",
             "Authorization: Bearer <REDACTED>",

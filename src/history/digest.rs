@@ -52,24 +52,6 @@ const NEXT: &str = "Next step";
 const STATE: &str = "State";
 const NOTES: &str = "Notes";
 
-/// Argument keys whose values are never copied into a digest.
-const SECRET_KEYS: [&str; 14] = [
-    "password",
-    "passwd",
-    "pwd",
-    "secret",
-    "token",
-    "api_key",
-    "apikey",
-    "authorization",
-    "auth",
-    "credential",
-    "private_key",
-    "access_key",
-    "cookie",
-    "session",
-];
-
 /// Tool names that change the files they are given.
 const WRITERS: [&str; 10] = [
     "write", "edit", "patch", "create", "replace", "apply", "delete", "remove", "move", "rename",
@@ -167,7 +149,7 @@ struct Facts {
 
 fn digest(request: &SummaryRequest<'_>) -> String {
     let mut facts = request.previous.map(parse_previous).unwrap_or_default();
-    facts.gather(request.messages);
+    facts.gather(&super::redact::without_secret_values_in(request.messages));
     if let Some(state) = request.state {
         facts.state = state
             .lines()
@@ -545,18 +527,13 @@ fn writes(tool: &str) -> bool {
     WRITERS.iter().any(|w| lower.contains(w))
 }
 
-fn secret_key(key: &str) -> bool {
-    let k = key.to_ascii_lowercase().replace('-', "_");
-    SECRET_KEYS.iter().any(|s| k.contains(s))
-}
-
 /// The arguments on one line, values of secret-named keys replaced.
 fn masked_arguments(arguments: &str) -> String {
     fn mask(value: &mut Json) {
         match value {
             Json::Object(map) => {
                 for (k, v) in map.iter_mut() {
-                    if secret_key(k) && !v.is_null() {
+                    if super::redact::is_secret_key(k) && !v.is_null() {
                         *v = Json::String("<redacted>".into());
                     } else {
                         mask(v);
@@ -599,13 +576,10 @@ fn collect_identifiers(arguments: &str, out: &mut Vec<String>) {
                 }
             }
             Json::Array(items) => items.iter().for_each(|v| walk(v, out)),
-            Json::Object(map) => {
-                for (k, v) in map {
-                    if !secret_key(k) {
-                        walk(v, out);
-                    }
-                }
-            }
+            Json::Object(map) => map
+                .iter()
+                .filter(|(k, _)| !super::redact::is_secret_key(k))
+                .for_each(|(_, v)| walk(v, out)),
             _ => {}
         }
     }

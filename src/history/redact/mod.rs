@@ -2,18 +2,25 @@
 //! (archives, event payloads, transcripts): copy on export, so the
 //! in-memory history is never changed. No I/O.
 //!
-//! What is redacted:
-//! - keys and tokens by their shape: OpenAI (`sk-`, `sk-proj-`),
-//!   Anthropic (`sk-ant-`), AWS access key ids (`AKIA...`), GitHub
-//!   (`ghp_`, `gho_`, ..., `github_pat_`), Slack (`xoxb-`, ...), JSON Web
-//!   Tokens (`eyJ...`), private key blocks (PEM, OpenSSH, PGP; a block cut
-//!   short loses what is left of it);
+//! What is redacted (the rules, one by one, are in `rules.rs`, and
+//! documented in SECURITY.md and the README):
+//! - keys and tokens by their shape: OpenAI, Anthropic, Stripe, Google,
+//!   AWS access key ids, GitHub, GitLab, Slack (tokens and webhook
+//!   URLs), npm, PyPI, SendGrid, Hugging Face, Shopify, DigitalOcean,
+//!   JSON Web Tokens, private key blocks (PEM, OpenSSH, PGP; a block cut
+//!   short loses what is left of it), e-mail addresses and card numbers
+//!   (Luhn-checked);
 //! - values given a secret's name: `api_key=`, `token:`, `password =`,
 //!   `"client_secret": "..."`, `aws_secret_access_key = ...`,
-//!   `{:password "..."}`, `Authorization: Bearer ...` / `Basic ...`, and
-//!   the password of a URL (`https://user:PASSWORD@host`). The name, the
-//!   separator and any quotes stay: `api_key=<REDACTED>`. In JSON values
-//!   the string under such a key is redacted whole.
+//!   `{:password "..."}`, `Cookie: ...`, `Authorization: Bearer ...` /
+//!   `Basic ...`, and the password of a URL (`https://user:PASSWORD@host`).
+//!   The name, the separator and any quotes stay: `api_key=<REDACTED>`.
+//!   The whole value goes: a quoted one to its closing quote, one after
+//!   `name: ` or `name = ` to the end of its line, one after `name=` to
+//!   the next space; any of them stops early at a next `name=` pair
+//!   (`token=x&page=2`). In JSON, every string under a secret's key
+//!   ([`is_secret_key`]: `password`, `apiKey`, `X-Auth-Token`, ...) is
+//!   redacted whole, at any depth.
 //!
 //! What is not: hex ids, UUIDs, git hashes and digests, base64 data, and
 //! a secret with no name and no known shape (a bare AWS secret access key
@@ -21,152 +28,98 @@
 //! alone (`the password field is required`, `token count: 512`,
 //! `max_tokens=1024`, `(let [token (tool/get-token)] ...)`) is prose or
 //! code. A secret's name with a value counts wherever it is: `token: 512`
-//! loses `512`, `let token = get_token();` loses `get_token()`, and a
+//! loses `512`, `let token = get_token();` loses `get_token();`, and a
 //! secret in code (`String::from("...")`) is only caught by its shape:
 //! redaction errs on the side of removing, and cannot read code.
+//!
+//! The digest (the deterministic summary that stays in the history)
+//! reads messages without their secrets ([`without_secret_values_in`]),
+//! e-mail addresses apart: they may be facts a later turn needs, and are
+//! redacted when the summary is exported.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
-use fancy_regex::Regex;
-
-use self::matcher::Matcher;
+use self::matcher::{Found, Matcher};
+use self::rules::RULES;
 use serde_json::Value as Json;
 
 use super::content::Content;
 use super::message::Message;
 
+mod keys;
 mod matcher;
+mod rules;
 
 /// What a secret becomes.
 pub const REDACTED: &str = "<REDACTED>";
 
-/// One pattern: a regex and how much of a match to keep (the text of
-/// capture group 1, if any, stays; the rest becomes `<REDACTED>`).
+pub use self::keys::is_secret_key;
+
+/// One pattern: a regex, how much of a match to keep (the text of
+/// capture group 1, if any, stays; the rest becomes `<REDACTED>`) and
+/// an optional check of a match.
 #[derive(Debug, Clone)]
 struct Pattern {
     name: String,
     matcher: Matcher,
+    in_digest: bool,
+    check: Option<rules::Check>,
 }
-
-/// The names of secrets, for the `name=value` patterns and JSON keys
-/// (`pwd` apart: `PWD=/home/me` is a directory).
-const SECRET_NAMES: &str = r"api[_\-]?key|apikey|access[_\-]?key|secret[_\-]?key|private[_\-]?key|secret|token|password|passwd|passphrase|credentials?";
-
-/// A secret's name as written before its value (`db_password`,
-/// `"api_key"`, `pwd`).
-const SECRET_NAME: &str = r#"(?i:[\w.\-]*(?:{names}|pwd)(?:\\?["'])?)"#;
-
-/// Where a secret may start: after no word character, or after a JSON
-/// escape (`\n`, `\t`, `\r`: text inside a JSON string, such as tool
-/// call arguments, where `\b` would see the `n` as part of a word).
-const BOUNDARY: &str = r"(?:(?<!\w)|(?<=\\[nrt]))";
-
-/// The built-in patterns: (name, regex). Group 1, when present, is kept.
-/// `{names}` stands for [`SECRET_NAMES`], `{name}` for a secret's name
-/// with its closing quote, `{b}` for [`BOUNDARY`].
-const DEFAULT_PATTERNS: &[(&str, &str)] = &[
-    (
-        // A whole block, or, cut short, its header lines and base64 lines
-        // (each up to a line's end, perhaps after closing punctuation:
-        // `passphrase=x` after the block is no base64 line).
-        "private-key-block",
-        r#"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\s|\\[nr])+(?:(?:[A-Za-z0-9+/]{16,}={0,2}|[A-Za-z0-9+/]+={1,2})(?=[.,;:)\]}"']*(?:\s|\\[nrt"]|$))|[A-Za-z][A-Za-z\-]*: [^\n\\]*))*)"#,
-    ),
-    ("anthropic-key", r"{b}sk-ant-[A-Za-z0-9_\-]{20,}"),
-    (
-        // Random keys have digits or capitals; `sk-learn-compatible-...`
-        // has neither.
-        "openai-key",
-        r"{b}sk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_\-]*[0-9A-Z])[A-Za-z0-9_\-]{20,}",
-    ),
-    (
-        "aws-access-key-id",
-        r"{b}(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA)[0-9A-Z]{16}\b",
-    ),
-    (
-        "github-token",
-        r"{b}(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-    ),
-    ("slack-token", r"{b}xox[abposre]-[A-Za-z0-9\-]{10,}"),
-    (
-        "jwt",
-        r"{b}eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*",
-    ),
-    (
-        "url-password",
-        r"({b}[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@]+:)(?!<REDACTED>)[^\s/?#]+(?=@)",
-    ),
-    (
-        // `{:password "hunter2"}` (Clojure, PTC-Lisp).
-        "keyword-string",
-        r#"((?i)(?:(?<![\w\-])|(?<=\\[nrt])):[\w.\-]*(?:{names})\s+")(?!<REDACTED>")(?:[^"\\\n]|\\.){3,}(?=")"#,
-    ),
-    (
-        // `name=value`, `name: value`, `"name": "value"` (also with
-        // escaped quotes, inside a JSON string): a quoted value up to its
-        // closing quote, an unquoted one up to a space or a delimiter;
-        // never another name (`token: password: x` redacts `x`, and
-        // `token = "api_key": "x"` too), nor a scheme's word, bracketed
-        // or not, whose token the bearer patterns take (`token = (bearer
-        // x` loses `x`, not `(bearer`).
-        "assignment",
-        r#"((?i)\b[\w.\-]*(?:{names})(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?:(?<=[^\\]")(?!<REDACTED>")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=")|(?<=\\")(?!<REDACTED>\\")(?!{name}\s*[:=])(?:[^"\\\n]|\\[^"\n]){3,}(?=\\")|(?<=[^\\]')(?!<REDACTED>')(?!{name}\s*[:=])[^'\n]{3,}(?=')|(?!<REDACTED>)(?![(\[{<]*(?:{name}\s*[:=]|(?i:bearer|basic|digest)\s))[^\s"',;&\\]{3,})"#,
-    ),
-    (
-        // `pwd=...`, except a directory (`PWD=/home/me`).
-        "pwd-assignment",
-        r#"((?i)\b[\w.\-]*pwd(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)(?!<REDACTED>)(?!{name}\s*[:=])(?![/~.])[^\s"',;&\\]{3,}"#,
-    ),
-    (
-        // After the assignments (`Bearer api_key = x` loses `x` first).
-        // A token has a digit, an inner punctuation mark or a capital
-        // past its first letter (`Bearer authentication.` is prose), and
-        // ends at a delimiter and is no name (`Bearer name=value` and
-        // `Bearer name: value` are assignments).
-        "bearer-token",
-        r#"({b}(?i:bearer)\s+)(?=[A-Za-z0-9\-._~+/]*[0-9]|[A-Za-z0-9\-._~+/]*[\-._~+/][A-Za-z0-9]|[A-Za-z0-9\-._~+/]+[A-Z])[A-Za-z0-9\-._~+/]{12,}=*(?![^\s"',;&)\]}>\\])(?![:=])"#,
-    ),
-    (
-        "authorization-header",
-        r#"({b}(?i:authorization)(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?(?i:basic|token|digest)\s+)(?!<REDACTED>)[A-Za-z0-9+/=._~\-]{8,}(?![^\s"',;&)\]}>\\])(?![:=])"#,
-    ),
-];
 
 /// The built-in patterns, compiled once per process.
 fn built_in() -> &'static [Pattern] {
     static PATTERNS: OnceLock<Vec<Pattern>> = OnceLock::new();
     PATTERNS.get_or_init(|| {
-        DEFAULT_PATTERNS
+        RULES
             .iter()
-            .map(|(name, source)| Pattern {
-                name: (*name).to_string(),
-                matcher: Matcher::new(
-                    &source
-                        .replace("{name}", SECRET_NAME)
-                        .replace("{names}", SECRET_NAMES)
-                        .replace("{b}", BOUNDARY),
-                )
-                .expect("built-in pattern"),
+            .map(|rule| Pattern {
+                name: rule.name.to_string(),
+                matcher: Matcher::new(&rules::expand(rule.source)).expect("built-in pattern"),
+                in_digest: rule.in_digest,
+                check: rule.check,
             })
             .collect()
     })
 }
 
-/// `text` with each match of `matcher` replaced by its first group (if
+/// The next match of `pattern` in `text` at or after `from` that its
+/// check (if any) accepts, cut to what the check accepts.
+fn next_match(pattern: &Pattern, text: &str, mut from: usize) -> Option<Found> {
+    loop {
+        let mut found = pattern.matcher.find_from(text, from)?;
+        let Some(check) = pattern.check else {
+            return Some(found);
+        };
+        match check(&text[found.start..found.end]) {
+            Some(len) if len > 0 => {
+                found.end = found.start + len;
+                return Some(found);
+            }
+            _ => from = next_char(text, found.start),
+        }
+    }
+}
+
+/// The index after the character at `i` (past the end when `i` is).
+fn next_char(text: &str, i: usize) -> usize {
+    text[i..].chars().next().map_or(i + 1, |c| i + c.len_utf8())
+}
+
+/// `text` with each match of `pattern` replaced by its first group (if
 /// any) and `<REDACTED>`; `None` when nothing matched.
-fn replace_all(matcher: &Matcher, text: &str) -> Option<String> {
-    let mut found = matcher.find_from(text, 0)?;
+fn replace_all(pattern: &Pattern, text: &str) -> Option<String> {
+    let mut found = next_match(pattern, text, 0)?;
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     loop {
         out.push_str(&text[copied..found.start]);
         if let Some((start, end)) = found.group {
-            out.push_str(&text[start..end]);
+            out.push_str(&text[start..end.min(found.end)]);
         }
         out.push_str(REDACTED);
         copied = found.end;
-        match matcher.find_from(text, found.end) {
+        match next_match(pattern, text, found.end) {
             Some(next) => found = next,
             None => break,
         }
@@ -175,12 +128,161 @@ fn replace_all(matcher: &Matcher, text: &str) -> Option<String> {
     Some(out)
 }
 
-/// JSON keys whose string values are secrets whatever they look like.
-fn secret_key() -> &'static Regex {
-    static KEY: OnceLock<Regex> = OnceLock::new();
-    KEY.get_or_init(|| {
-        Regex::new(&format!(r"(?i)^[\w.\-]*(?:{SECRET_NAMES}|pwd)$")).expect("built-in pattern")
-    })
+/// `text` as the digest may copy it: without the values that a
+/// secret's name introduces (`password: x`, `api_key=x`, `"token":
+/// "x"`, `{:password "x"}`, `Cookie: ...`) nor secrets of a known shape
+/// (keys, tokens, private key blocks, card numbers), but with e-mail
+/// addresses, which may be facts a later turn needs (they are redacted
+/// when the summary is exported). The digest copies pieces of what it
+/// reads (a line, a word that looks like a path), and a piece of a
+/// secret may no longer have the shape that export redaction finds, so
+/// secrets go before anything is copied.
+pub fn scrub_for_digest(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    for pattern in built_in().iter().filter(|p| p.in_digest) {
+        if let Some(replaced) = replace_all(pattern, &out) {
+            out = Cow::Owned(replaced);
+        }
+    }
+    out
+}
+
+/// A tool call's arguments (JSON text, or any text) without secret
+/// values: in JSON, every string or number under a secret's key (at
+/// any depth: `{"auth": {"user": "a", "pass": "b"}}` keeps neither
+/// string) becomes `<REDACTED>`, and other strings are scrubbed
+/// ([`scrub_for_digest`]); so is other text. Borrowed when nothing changed (the text is then exactly
+/// the input, formatting included).
+pub fn without_secret_values(arguments: &str) -> Cow<'_, str> {
+    match serde_json::from_str::<Json>(arguments) {
+        Ok(mut value) if matches!(value, Json::Object(_) | Json::Array(_)) => {
+            if drop_secret_values(&mut value) {
+                Cow::Owned(value.to_string())
+            } else {
+                Cow::Borrowed(arguments)
+            }
+        }
+        _ => scrub_for_digest(arguments),
+    }
+}
+
+/// Copies of `messages` whose content and tool call arguments hold no
+/// secret ([`without_secret_values`], [`scrub_for_digest`]); the rest of
+/// each message is as it was. What the digest reads.
+pub fn without_secret_values_in(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|m| {
+            let mut m = m.clone();
+            match &mut m.content {
+                Content::Text(content) => {
+                    if let Cow::Owned(s) = scrub_for_digest(content) {
+                        *content = s;
+                    }
+                }
+                // Content parts and blocks: every string in them, and the
+                // values of secret-named keys (a `tool_use` block's input).
+                Content::Parts(parts) => {
+                    parts.iter_mut().for_each(|p| {
+                        drop_secret_values(p);
+                    });
+                }
+                Content::Absent | Content::Null => {}
+            }
+            for call in m.tool_calls.iter_mut().flatten() {
+                if let Some(arguments) = call
+                    .get_mut("function")
+                    .and_then(|f| f.get_mut("arguments"))
+                {
+                    match arguments {
+                        Json::String(s) => {
+                            if let Cow::Owned(clean) = without_secret_values(s) {
+                                *s = clean;
+                            }
+                        }
+                        other => {
+                            drop_secret_values(other);
+                        }
+                    }
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+/// The JSON object or array that `text` holds, if it is one.
+fn nested_json(text: &str) -> Option<Json> {
+    if !text.trim_start().starts_with(['{', '[']) {
+        return None;
+    }
+    serde_json::from_str::<Json>(text)
+        .ok()
+        .filter(|v| matches!(v, Json::Object(_) | Json::Array(_)))
+}
+
+/// Drops secret values in place (see [`without_secret_values`]); true
+/// when something changed.
+fn drop_secret_values(value: &mut Json) -> bool {
+    if let Json::String(s) = value {
+        if let Some(mut inner) = nested_json(s) {
+            if drop_secret_values(&mut inner) {
+                *s = inner.to_string();
+                return true;
+            }
+        }
+    }
+    match value {
+        Json::String(s) => match scrub_for_digest(s) {
+            Cow::Owned(clean) => {
+                *s = clean;
+                true
+            }
+            Cow::Borrowed(_) => false,
+        },
+        Json::Array(items) => every(items.iter_mut(), drop_secret_values),
+        Json::Object(map) => map.iter_mut().fold(false, |changed, (key, v)| {
+            let dropped = if is_secret_key(key) {
+                redact_under_secret_key(v, true)
+            } else {
+                drop_secret_values(v)
+            };
+            dropped || changed
+        }),
+        _ => false,
+    }
+}
+
+/// `f` applied to every item (none skipped); true when some call was.
+fn every<'a>(
+    items: impl Iterator<Item = &'a mut Json>,
+    mut f: impl FnMut(&mut Json) -> bool,
+) -> bool {
+    let mut changed = false;
+    for item in items {
+        changed |= f(item);
+    }
+    changed
+}
+
+/// Every string under a secret's key becomes `<REDACTED>` (and a number
+/// right under it: `"pin": 1234` style values); numbers and flags of a
+/// nested object stay (`"expires_in": 3600`). True when something
+/// changed.
+fn redact_under_secret_key(value: &mut Json, top: bool) -> bool {
+    match value {
+        Json::String(s) if !s.is_empty() && s != REDACTED => {
+            *s = REDACTED.to_string();
+            true
+        }
+        Json::Number(_) if top => {
+            *value = Json::String(REDACTED.to_string());
+            true
+        }
+        Json::Array(items) => every(items.iter_mut(), |v| redact_under_secret_key(v, top)),
+        Json::Object(map) => every(map.values_mut(), |v| redact_under_secret_key(v, false)),
+        _ => false,
+    }
 }
 
 /// Replaces secrets with `<REDACTED>`.
@@ -222,6 +324,8 @@ impl Redactor {
             patterns.push(Pattern {
                 name: format!("user-{}", i + 1),
                 matcher,
+                in_digest: false,
+                check: None,
             });
         }
         Ok(Redactor { extra: patterns })
@@ -236,9 +340,9 @@ impl Redactor {
 
     /// The names of the patterns, built-in first.
     pub fn pattern_names(&self) -> Vec<&str> {
-        DEFAULT_PATTERNS
+        RULES
             .iter()
-            .map(|(name, _)| *name)
+            .map(|rule| rule.name)
             .chain(self.extra.iter().map(|p| p.name.as_str()))
             .collect()
     }
@@ -247,7 +351,7 @@ impl Redactor {
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = Cow::Borrowed(text);
         for pattern in built_in().iter().chain(&self.extra) {
-            if let Some(replaced) = replace_all(&pattern.matcher, &out) {
+            if let Some(replaced) = replace_all(pattern, &out) {
                 out = Cow::Owned(replaced);
             }
         }
@@ -295,6 +399,17 @@ impl Redactor {
     fn json_in_place(&self, value: &mut Json) {
         match value {
             Json::String(s) => {
+                // JSON inside a string (tool call arguments, a body
+                // holding arguments): redacted as JSON, however deep,
+                // where escaped quotes would hide a key from the text
+                // rules.
+                if let Some(mut inner) = nested_json(s) {
+                    let before = inner.clone();
+                    self.json_in_place(&mut inner);
+                    if inner != before {
+                        *s = inner.to_string();
+                    }
+                }
                 if let Cow::Owned(r) = self.redact(s) {
                     *s = r;
                 }
@@ -310,12 +425,9 @@ impl Redactor {
     fn object_in_place(&self, map: &mut serde_json::Map<String, Json>) {
         for (key, value) in map.iter_mut() {
             match value {
-                Json::String(s)
-                    if !s.is_empty()
-                        && s != REDACTED
-                        && secret_key().is_match(key).unwrap_or(false) =>
-                {
-                    *s = REDACTED.to_string();
+                v if is_secret_key(key) => {
+                    redact_under_secret_key(v, true);
+                    self.json_in_place(v);
                 }
                 v => self.json_in_place(v),
             }
@@ -333,11 +445,100 @@ mod tests {
         assert_eq!(r.redact("api_key=sk-abc123"), "api_key=<REDACTED>");
         let m = Message::user("my password: hunter22 ok");
         let copy = r.message(&m);
-        assert_eq!(copy.text(), "my password: <REDACTED> ok");
+        assert_eq!(copy.text(), "my password: <REDACTED>");
         assert_eq!(
             m.text(),
             "my password: hunter22 ok",
             "the original is unchanged"
+        );
+    }
+
+    #[test]
+    fn a_value_goes_whole_never_a_word_of_it() {
+        let r = Redactor::default();
+        for (text, expected) in [
+            ("password: X&3", "password: <REDACTED>"),
+            ("password=X&3", "password=<REDACTED>"),
+            (
+                "password: correct horse battery staple\nnext",
+                "password: <REDACTED>\nnext",
+            ),
+            (
+                "Password = s3cr3t; with spaces\nok",
+                "Password = <REDACTED>\nok",
+            ),
+            (
+                "GET /x?token=Zk9mQ2x&page=2 HTTP/1.1",
+                "GET /x?token=<REDACTED>&page=2 HTTP/1.1",
+            ),
+            (
+                "Server=db;Pwd=Sup3r$ecret;Encrypt=yes",
+                "Server=db;Pwd=<REDACTED>;Encrypt=yes",
+            ),
+            (
+                "password: hunter2 user: ann",
+                "password: <REDACTED> user: ann",
+            ),
+            (
+                "Cookie: sid=abc123; theme=dark\nAccept: */*",
+                "Cookie: <REDACTED>\nAccept: */*",
+            ),
+            ("{\"pass\": \"ab\"}", "{\"pass\": \"<REDACTED>\"}"),
+        ] {
+            assert_eq!(r.redact(text), expected, "{text}");
+            assert_eq!(r.redact(expected), expected, "idempotent: {expected}");
+        }
+    }
+
+    #[test]
+    fn shapes_of_stripe_google_mail_and_cards() {
+        let r = Redactor::default();
+        for (text, expected) in [
+            (
+                "stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc ok",
+                "stripe <REDACTED> ok",
+            ),
+            (
+                "key AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q ok",
+                "key <REDACTED> ok",
+            ),
+            ("mail ann.lee+x@example.co.uk.", "mail <REDACTED>."),
+            (
+                "card 4111 1111 1111 1111 12 items",
+                "card <REDACTED> 12 items",
+            ),
+            ("card 4111-1111-1111-1112", "card 4111-1111-1111-1112"),
+            ("amex 378282246310005.", "amex <REDACTED>."),
+            (
+                "https://hooks.slack.com/services/T0001/B0001/XXXXXXXXXXXXXXXX",
+                "https://hooks.slack.com/services/<REDACTED>",
+            ),
+            ("git@github.com:org/repo.git", "git@github.com:org/repo.git"),
+            ("https://ann@example.com/x", "https://ann@example.com/x"),
+        ] {
+            assert_eq!(r.redact(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn arguments_lose_values_under_secret_keys() {
+        let args = r#"{"user":"ann","password":"X&3","auth":{"user":"a","pass":"b","ttl":60},"pin":1234,"note":"token=abc123 ok","n":2}"#;
+        let clean = without_secret_values(args);
+        let v: Json = serde_json::from_str(&clean).unwrap();
+        assert_eq!(v["user"], "ann");
+        assert_eq!(v["password"], REDACTED);
+        assert_eq!(v["auth"]["user"], REDACTED);
+        assert_eq!(v["auth"]["pass"], REDACTED);
+        assert_eq!(v["auth"]["ttl"], 60);
+        assert_eq!(v["pin"], 1234, "pin is not a secret's name");
+        assert_eq!(v["note"], "token=<REDACTED> ok");
+        // Nothing to drop: the very same text.
+        let plain = r#"{ "path" : "src/a.rs" }"#;
+        assert!(matches!(without_secret_values(plain), Cow::Borrowed(p) if p == plain));
+        // Text arguments lose secrets; e-mail addresses stay for the digest.
+        assert_eq!(
+            without_secret_values("login --password=hunter22 ann@example.com"),
+            "login --password=<REDACTED> ann@example.com"
         );
     }
 
@@ -370,7 +571,7 @@ mod tests {
             Some("user-1"),
             "built-in names first, then the user's"
         );
-        assert_eq!(r.pattern_names().len(), DEFAULT_PATTERNS.len() + 1);
+        assert_eq!(r.pattern_names().len(), RULES.len() + 1);
     }
 
     #[test]
