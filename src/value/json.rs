@@ -63,28 +63,63 @@ pub fn to_json(v: &Value) -> Json {
 /// regexes or vars, no infinite or NaN floats, and map keys that are
 /// strings or keywords.
 pub fn has_json_form(v: &Value) -> bool {
-    match v {
+    let mut seen =
+        std::collections::HashSet::with_capacity_and_hasher(0, super::FixedState::default());
+    json_form(v, 0, &mut seen)
+}
+
+/// Values nested deeper than this have no JSON form here: writing (and
+/// freeing) a JSON tree recurses once per level, and a program can build
+/// a vector two million levels deep in a fraction of a second.
+pub const MAX_JSON_DEPTH: usize = 1000;
+
+/// [`has_json_form`] at nesting `depth`; `seen` holds the addresses of
+/// the collections already found to have one, so a value that shares
+/// structure (a vector of 2^40 leaves in 41 nodes) is walked once per
+/// distinct node, not once per occurrence.
+fn json_form(
+    v: &Value,
+    depth: usize,
+    seen: &mut std::collections::HashSet<usize, super::FixedState>,
+) -> bool {
+    let address = match v {
+        Value::Vector(items) | Value::List(items) => std::sync::Arc::as_ptr(items) as usize,
+        Value::Set(items) => std::sync::Arc::as_ptr(items) as usize,
+        Value::Map(m) => m.address(),
+        Value::Reduced(inner) => {
+            return depth < MAX_JSON_DEPTH && super::deep(|| json_form(inner, depth + 1, seen))
+        }
         Value::Nil
         | Value::Bool(_)
         | Value::Int(_)
         | Value::Str(_)
         | Value::ShortStr(_)
         | Value::Keyword(_)
-        | Value::Symbol(_) => true,
-        Value::Float(f) => f.is_finite(),
-        Value::Vector(items) | Value::List(items) => {
-            super::deep(|| items.iter().all(has_json_form))
-        }
-        Value::Set(items) => super::deep(|| items.iter().all(has_json_form)),
-        Value::Map(m) => super::deep(|| {
-            m.iter().all(|(k, v)| {
-                matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_))
-                    && has_json_form(v)
-            })
-        }),
-        Value::Reduced(inner) => has_json_form(inner),
-        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => false,
+        | Value::Symbol(_) => return true,
+        Value::Float(f) => return f.is_finite(),
+        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => return false,
+    };
+    if depth >= MAX_JSON_DEPTH {
+        return false;
     }
+    if seen.contains(&address) {
+        return true;
+    }
+    let ok = super::deep(|| match v {
+        Value::Vector(items) | Value::List(items) => {
+            items.iter().all(|i| json_form(i, depth + 1, seen))
+        }
+        Value::Set(items) => items.iter().all(|i| json_form(i, depth + 1, seen)),
+        Value::Map(m) => m.iter().all(|(k, v)| {
+            matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_))
+                && json_form(v, depth + 1, seen)
+        }),
+        _ => true,
+    });
+    if ok {
+        seen.insert(address);
+    }
+    ok
 }
 
 fn to_json_node(v: &Value) -> Json {
