@@ -295,6 +295,7 @@ fn every_builtin_on_a_large_input_stops_at_a_short_time_limit() {
         ..Limits::default()
     });
     let mut slowest = (Duration::ZERO, String::new());
+    let mut late = Vec::new();
     let mut runs = 0;
     for b in registry().iter() {
         if NOT_SWEPT.iter().any(|(n, _)| *n == b.name) {
@@ -308,10 +309,9 @@ fn every_builtin_on_a_large_input_stops_at_a_short_time_limit() {
             if took > slowest.0 {
                 slowest = (took, call.clone());
             }
-            assert!(
-                took < in_time(200),
-                "`{call}` took {took:?} under a 200 ms limit"
-            );
+            if took >= in_time(200) {
+                late.push(format!("`{call}` took {took:?}"));
+            }
         }
     }
     eprintln!(
@@ -319,4 +319,9 @@ fn every_builtin_on_a_large_input_stops_at_a_short_time_limit() {
         slowest.0, slowest.1
     );
     assert!(runs > 300, "the sweep ran {runs} calls");
+    assert!(
+        late.is_empty(),
+        "over twice the 200 ms limit plus 0.5 s:\n{}",
+        late.join("\n")
+    );
 }

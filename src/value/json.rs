@@ -62,10 +62,15 @@ pub fn to_json(v: &Value) -> Json {
 /// (keywords become strings, sets and lists arrays): no functions,
 /// regexes or vars, no infinite or NaN floats, and map keys that are
 /// strings or keywords.
+///
+/// A value nested deeper than [`MAX_JSON_DEPTH`], or one that would
+/// expand to more items than [`to_json`] writes, has none either. The
+/// walk visits each distinct collection once, so a value that shares
+/// structure (2^40 leaves in 41 nodes) is answered at once.
 pub fn has_json_form(v: &Value) -> bool {
-    let mut seen =
-        std::collections::HashSet::with_capacity_and_hasher(0, super::FixedState::default());
-    json_form(v, 0, &mut seen)
+    let limit = crate::meter::max_expanded().unwrap_or(UNMETERED_MAX_NODES);
+    let mut sizes = std::collections::HashMap::with_hasher(super::FixedState::default());
+    json_size(v, 0, &mut sizes).is_some_and(|n| n <= limit)
 }
 
 /// Values nested deeper than this have no JSON form here: writing (and
@@ -73,21 +78,22 @@ pub fn has_json_form(v: &Value) -> bool {
 /// a vector two million levels deep in a fraction of a second.
 pub const MAX_JSON_DEPTH: usize = 1000;
 
-/// [`has_json_form`] at nesting `depth`; `seen` holds the addresses of
-/// the collections already found to have one, so a value that shares
-/// structure (a vector of 2^40 leaves in 41 nodes) is walked once per
-/// distinct node, not once per occurrence.
-fn json_form(
+/// The number of JSON nodes `v` expands to, if it has a JSON form, at
+/// nesting `depth`; `sizes` remembers the answer for each collection
+/// (by address) already walked.
+fn json_size(
     v: &Value,
     depth: usize,
-    seen: &mut std::collections::HashSet<usize, super::FixedState>,
-) -> bool {
+    sizes: &mut std::collections::HashMap<usize, usize, super::FixedState>,
+) -> Option<usize> {
     let address = match v {
         Value::Vector(items) | Value::List(items) => std::sync::Arc::as_ptr(items) as usize,
         Value::Set(items) => std::sync::Arc::as_ptr(items) as usize,
         Value::Map(m) => m.address(),
         Value::Reduced(inner) => {
-            return depth < MAX_JSON_DEPTH && super::deep(|| json_form(inner, depth + 1, seen))
+            return (depth < MAX_JSON_DEPTH)
+                .then(|| super::deep(|| json_size(inner, depth + 1, sizes)))
+                .flatten()
         }
         Value::Nil
         | Value::Bool(_)
@@ -95,31 +101,34 @@ fn json_form(
         | Value::Str(_)
         | Value::ShortStr(_)
         | Value::Keyword(_)
-        | Value::Symbol(_) => return true,
-        Value::Float(f) => return f.is_finite(),
-        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => return false,
+        | Value::Symbol(_) => return Some(1),
+        Value::Float(f) => return f.is_finite().then_some(1),
+        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => return None,
     };
     if depth >= MAX_JSON_DEPTH {
-        return false;
+        return None;
     }
-    if seen.contains(&address) {
-        return true;
+    if let Some(&n) = sizes.get(&address) {
+        return Some(n);
     }
-    let ok = super::deep(|| match v {
-        Value::Vector(items) | Value::List(items) => {
-            items.iter().all(|i| json_form(i, depth + 1, seen))
-        }
-        Value::Set(items) => items.iter().all(|i| json_form(i, depth + 1, seen)),
-        Value::Map(m) => m.iter().all(|(k, v)| {
-            matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_))
-                && json_form(v, depth + 1, seen)
+    let add = |total: usize, n: Option<usize>| n.map(|n| total.saturating_add(n));
+    let size = super::deep(|| match v {
+        Value::Vector(items) | Value::List(items) => items
+            .iter()
+            .try_fold(1usize, |t, i| add(t, json_size(i, depth + 1, sizes))),
+        Value::Set(items) => items
+            .iter()
+            .try_fold(1usize, |t, i| add(t, json_size(i, depth + 1, sizes))),
+        Value::Map(m) => m.iter().try_fold(1usize, |t, (k, v)| {
+            if !matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_)) {
+                return None;
+            }
+            add(t.saturating_add(1), json_size(v, depth + 1, sizes))
         }),
-        _ => true,
-    });
-    if ok {
-        seen.insert(address);
-    }
-    ok
+        _ => Some(1),
+    })?;
+    sizes.insert(address, size);
+    Some(size)
 }
 
 fn to_json_node(v: &Value) -> Json {
