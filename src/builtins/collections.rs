@@ -774,7 +774,7 @@ fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut seen: HashSet<&Value, ItemState> =
         HashSet::with_capacity_and_hasher(items.len(), ItemState);
     let mut out = Vec::new();
-    for item in items.iter() {
+    for item in metered(items.iter()) {
         if seen.insert(item) {
             out.push(item.clone());
         }
