@@ -862,7 +862,7 @@ pub(super) fn conj_entry(m: &mut Map, item: &Value) -> Result<(), Error> {
             Ok(())
         }
         Value::Map(other) => {
-            for (k, v) in other.iter() {
+            for (k, v) in metered(other.iter()) {
                 m.insert(k.clone(), v.clone());
             }
             Ok(())
@@ -1317,7 +1317,9 @@ fn list(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::set(
-        seq_view(&args[0], "set")?.iter().cloned().collect(),
+        metered(seq_view(&args[0], "set")?.iter())
+            .cloned()
+            .collect(),
     ))
 }
 
