@@ -608,14 +608,22 @@ fn evaluate_with_stats(source: &str, file: Option<&Path>, args: &RunArgs, json: 
     keep_large_blocks_on_the_heap();
     let compile = || {
         let started = Instant::now();
-        let forms = ptc_lisp::reader::read_program(source).and_then(|forms| {
+        let begun = started;
+        // Reading and analysis run under the program's time limit
+        // (counted from here; the run's own limit starts when it runs).
+        let forms = ptc_lisp::eval::under_limits(loaded.limits(), begun, None, || {
+            ptc_lisp::reader::read_program(source)
+        })
+        .and_then(|forms| {
             ptc_lisp::reader::check_literal_sizes(&forms, loaded.limits().max_collection)
                 .map(|()| forms)
         });
         let parse = started.elapsed();
         let started = Instant::now();
         let program = forms.and_then(|forms| {
-            ptc_lisp::eval::Program::from_source_forms_for(&forms, source, loaded.globals())
+            ptc_lisp::eval::under_limits(loaded.limits(), begun, None, || {
+                ptc_lisp::eval::Program::from_source_forms_for(&forms, source, loaded.globals())
+            })
         });
         (program, parse, started.elapsed())
     };

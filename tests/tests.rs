@@ -32,6 +32,7 @@ mod host_signals;
 mod limits;
 mod limits_bombs;
 mod limits_host;
+mod limits_hostile;
 mod mcp;
 mod properties;
 mod providers;

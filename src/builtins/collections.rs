@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp, PrimOp};
+use crate::meter::metered;
 use crate::value::{compare, FixedState, ItemState, Map, Value};
 
 use super::core::{expect_int, field_ref, get, seq_items, seq_view, type_error, vector_result};
@@ -773,7 +774,7 @@ fn distinct(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut seen: HashSet<&Value, ItemState> =
         HashSet::with_capacity_and_hasher(items.len(), ItemState);
     let mut out = Vec::new();
-    for item in items.iter() {
+    for item in metered(items.iter()) {
         if seen.insert(item) {
             out.push(item.clone());
         }
@@ -861,7 +862,7 @@ pub(super) fn conj_entry(m: &mut Map, item: &Value) -> Result<(), Error> {
             Ok(())
         }
         Value::Map(other) => {
-            for (k, v) in other.iter() {
+            for (k, v) in metered(other.iter()) {
                 m.insert(k.clone(), v.clone());
             }
             Ok(())
@@ -1123,7 +1124,7 @@ fn contains(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn group_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
     let mut index: HashMap<Value, usize, FixedState> = HashMap::default();
-    for item in seq_view(&args[1], "group-by")?.iter() {
+    for item in metered(seq_view(&args[1], "group-by")?.iter()) {
         let k = key_ref(interp, &args[0], item)?;
         match index.get(k.as_ref()) {
             Some(&i) => groups[i].1.push(item.clone()),
@@ -1145,7 +1146,7 @@ fn group_by(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn frequencies(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut counts: Vec<(Value, i64)> = Vec::new();
     let mut index: HashMap<Value, usize, FixedState> = HashMap::default();
-    for item in seq_view(&args[0], "frequencies")?.iter() {
+    for item in metered(seq_view(&args[0], "frequencies")?.iter()) {
         match index.get(item) {
             Some(&i) => counts[i].1 += 1,
             None => {
@@ -1316,7 +1317,9 @@ fn list(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn set(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(Value::set(
-        seq_view(&args[0], "set")?.iter().cloned().collect(),
+        metered(seq_view(&args[0], "set")?.iter())
+            .cloned()
+            .collect(),
     ))
 }
 

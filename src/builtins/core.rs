@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};
+use crate::meter::metered;
 use crate::value::Value;
 
 use super::{Registry, MANY};
@@ -13,16 +14,18 @@ use super::{Registry, MANY};
 /// The items of anything sequential: vectors, lists, sets, maps (as
 /// `[key value]` vectors), strings (as one-character strings) and nil
 /// (empty). `who` names the function for the error message.
+// The items are collected under the meter: a million-entry map made into
+// entries stops at the deadline (the caller's result is then replaced by
+// the meter's error).
 pub(crate) fn seq_items(v: &Value, who: &str) -> Result<Vec<Value>, Error> {
     if let Some(text) = v.as_str() {
-        return Ok(text.chars().map(Value::char).collect());
+        return Ok(metered(text.chars()).map(Value::char).collect());
     }
     Ok(match v {
         Value::Nil => Vec::new(),
-        Value::Vector(items) | Value::List(items) => items.iter().cloned().collect(),
-        Value::Set(items) => items.iter().cloned().collect(),
-        Value::Map(m) => m
-            .iter()
+        Value::Vector(items) | Value::List(items) => metered(items.iter()).cloned().collect(),
+        Value::Set(items) => metered(items.iter()).cloned().collect(),
+        Value::Map(m) => metered(m.iter())
             .map(|(k, v)| Value::vector([k.clone(), v.clone()]))
             .collect(),
         other => {

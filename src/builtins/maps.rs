@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
+use crate::meter::metered;
 use crate::value::{Map, Value};
 
 use super::core::{get, get_in_ref, seq_items, seq_view, type_error, vector_result, Items};
@@ -73,15 +74,21 @@ fn assoc(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     Ok(out)
 }
 
+/// `coll` with `value` at the end of `path`, in two loops (down to find
+/// the collections along the path, up to rebuild them), so a path of any
+/// length (`(repeat 100000 :a)`) needs no deep recursion.
 fn assoc_in_path(coll: &Value, path: &[Value], value: Value) -> Result<Value, Error> {
-    match path {
-        [] => Ok(value),
-        [key, rest @ ..] => {
-            let inner = get(coll, key, Value::Nil);
-            let new_inner = assoc_in_path(&inner, rest, value)?;
-            assoc_one("assoc-in", coll, key.clone(), new_inner)
-        }
+    let mut along: Vec<Value> = Vec::with_capacity(path.len());
+    let mut cur = coll.clone();
+    for key in path {
+        let inner = get(&cur, key, Value::Nil);
+        along.push(std::mem::replace(&mut cur, inner));
     }
+    let mut new = value;
+    for (outer, key) in along.iter().zip(path).rev() {
+        new = assoc_one("assoc-in", outer, key.clone(), new)?;
+    }
+    Ok(new)
 }
 
 fn assoc_in(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -137,7 +144,7 @@ fn merge(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             Value::Map(m) => match &mut out {
                 None => out = Some(m.clone()),
                 Some(acc) => {
-                    for (k, v) in m.iter() {
+                    for (k, v) in metered(m.iter()) {
                         acc.insert(k.clone(), v.clone());
                     }
                     interp.check_size(acc.len())?;
@@ -153,7 +160,7 @@ fn select_keys(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let keys = seq_items(&args[1], "select-keys")?;
     let mut out = Map::new();
     if let Value::Map(m) = &args[0] {
-        for k in keys {
+        for k in metered(keys.into_iter()) {
             if let Some(v) = m.get_flexible(&k) {
                 out.insert(k, v.clone());
             }
@@ -192,7 +199,7 @@ fn entries(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn update_vals(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut out = Map::new();
     if let Some(m) = expect_map("update-vals", &args[0])? {
-        for (k, v) in m.iter() {
+        for (k, v) in metered(m.iter()) {
             out.insert(k.clone(), interp.call(&args[1], std::slice::from_ref(v))?);
         }
     }
@@ -202,7 +209,7 @@ fn update_vals(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn update_keys(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let mut out = Map::new();
     if let Some(m) = expect_map("update-keys", &args[0])? {
-        for (k, v) in m.iter() {
+        for (k, v) in metered(m.iter()) {
             out.insert(interp.call(&args[1], std::slice::from_ref(k))?, v.clone());
         }
     }
@@ -223,7 +230,7 @@ fn hash_map(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn zipmap(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let ks = seq_items(&args[0], "zipmap")?;
     let vs = seq_items(&args[1], "zipmap")?;
-    Ok(Value::map(ks.into_iter().zip(vs).collect()))
+    Ok(Value::map(metered(ks.into_iter().zip(vs)).collect()))
 }
 
 fn merge_with(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -237,7 +244,7 @@ fn merge_with(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             out = Some(m.clone());
             continue;
         };
-        for (k, v) in m.iter() {
+        for (k, v) in metered(m.iter()) {
             let merged = match acc.get(k) {
                 Some(old) => interp.call(f, &[old.clone(), v.clone()])?,
                 None => v.clone(),

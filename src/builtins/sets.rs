@@ -6,6 +6,7 @@
 
 use crate::error::Error;
 use crate::eval::{EvalResult, Interp};
+use crate::meter::metered;
 use crate::value::{Map, Set, Value};
 
 use super::core::{seq_items, type_error};
@@ -160,10 +161,10 @@ fn rename_keys(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         return Err(type_error("rename-keys", "a map of old keys to new keys", &args[1]).into());
     };
     let mut out = m.clone();
-    for old in kmap.keys() {
+    for old in metered(kmap.keys()) {
         out.remove(old);
     }
-    for (old, new) in kmap.iter() {
+    for (old, new) in metered(kmap.iter()) {
         if let Some(v) = m.get(old) {
             out.insert(new.clone(), v.clone());
         }
@@ -174,7 +175,9 @@ fn rename_keys(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn map_invert(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match &args[0] {
         Value::Map(m) => Ok(Value::map(
-            m.iter().map(|(k, v)| (v.clone(), k.clone())).collect(),
+            metered(m.iter())
+                .map(|(k, v)| (v.clone(), k.clone()))
+                .collect(),
         )),
         Value::Nil => Ok(Value::empty_map()),
         other => Err(type_error("map-invert", "a map", other).into()),

@@ -1136,7 +1136,25 @@ impl<'h> Interp<'h> {
 
     /// `for`/`doseq` clause `i` onwards. Returns false when a `:while`
     /// ended the innermost binding's iteration.
+    /// Run the clauses of a `for` from the `i`th on. Each clause nests
+    /// one call deeper (a `for` of 20k bindings nests 20k deep), so every
+    /// few clauses the stack may move onto a new segment.
     fn run_for(
+        &mut self,
+        node: &super::expr::For,
+        i: usize,
+        f: Frame<'_>,
+        out: &mut Vec<Value>,
+    ) -> EvalResult<bool> {
+        if i % 8 == 7 {
+            return stack::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+                self.run_for_clause(node, i, f, out)
+            });
+        }
+        self.run_for_clause(node, i, f, out)
+    }
+
+    fn run_for_clause(
         &mut self,
         node: &super::expr::For,
         i: usize,
@@ -1301,7 +1319,16 @@ impl<'h> Interp<'h> {
     /// Call any callable value.
     pub(crate) fn call(&mut self, func: &Value, args: &[Value]) -> EvalResult {
         match func {
-            Value::Native(n) => self.call_native(n.id, args),
+            Value::Native(n) => {
+                // A builtin calling a builtin per item (`group-by` with
+                // `identity`) never ticks: count it as work.
+                if !meter::work(1) {
+                    if let Some(e) = meter::error() {
+                        return Err(e.into());
+                    }
+                }
+                self.call_native(n.id, args)
+            }
             Value::Fn(function) => self.call_function(function, args),
             Value::Keyword(_) => match args {
                 [m] => Ok(builtins::get(m, func, Value::Nil)),
@@ -1349,7 +1376,17 @@ impl<'h> Interp<'h> {
         if args.len() < b.min_args || b.max_args.is_some_and(|m| args.len() > m) {
             return Err(arity_error(&format!("`{}`", b.name), args.len(), &b.arity_text()).into());
         }
-        (b.func)(self, args)
+        let out = (b.func)(self, args);
+        // A builtin that stopped early because the meter tripped returns
+        // a partial result: the meter's error replaces it here, so
+        // nested builtins (with no call or loop between them to tick)
+        // stop at once.
+        if meter::tripped() {
+            if let Some(e) = meter::error() {
+                return Err(e.into());
+            }
+        }
+        out
     }
 
     /// `v`, unless the meter tripped while it was computed (then `v` may
@@ -1388,8 +1425,36 @@ impl<'h> Interp<'h> {
                 self.call_closure(function, code, args)
             }
             FunctionKind::Tool(name) => self.call_tool(name, args),
-            _ => builtins::call_combinator(self, function, args),
+            _ => self.call_combinator(function, args),
         }
+    }
+
+    /// Call a function built by `comp`, `partial`, `fnil`, `juxt` and
+    /// the like. Such functions nest (`(reduce comp (repeat 30000 inc))`
+    /// is a chain 30,000 deep): each level counts toward the depth limit
+    /// as a closure call does, and runs where the stack has room.
+    fn call_combinator(&mut self, function: &Arc<Function>, args: &[Value]) -> EvalResult {
+        if self.depth >= self.limits.max_depth {
+            return Err(self.depth_error().into());
+        }
+        self.depth += 1;
+        let result = stack::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+            builtins::call_combinator(self, function, args)
+        });
+        self.depth -= 1;
+        result
+    }
+
+    #[cold]
+    fn depth_error(&self) -> Error {
+        Error::new(
+            ErrorKind::DepthLimit,
+            format!(
+                "Recursion deeper than {} nested calls",
+                self.limits.max_depth
+            ),
+        )
+        .with_hint("use `loop`/`recur` or `reduce` instead of deep recursion")
     }
 
     fn call_closure(
@@ -1418,15 +1483,7 @@ impl<'h> Interp<'h> {
         };
         self.tick()?;
         if self.depth >= self.limits.max_depth {
-            return Err(Error::new(
-                ErrorKind::DepthLimit,
-                format!(
-                    "Recursion deeper than {} nested calls",
-                    self.limits.max_depth
-                ),
-            )
-            .with_hint("use `loop`/`recur` or `reduce` instead of deep recursion")
-            .into());
+            return Err(self.depth_error().into());
         }
         self.depth += 1;
         let base = self.stack.len();

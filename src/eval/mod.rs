@@ -110,6 +110,28 @@ impl Program {
     }
 }
 
+/// Run `f` (reading or analyzing a program) under the time limit of
+/// `limits` counted from `started`, and the interrupt flag: analysis
+/// counts its forms as work on the same meter as the run, so a program
+/// whose expansion is huge ends with the `timeout` (or `interrupted`)
+/// error instead of outlasting its limit before it starts.
+pub fn under_limits<R>(
+    limits: &Limits,
+    started: std::time::Instant,
+    interrupt: Option<Arc<AtomicBool>>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let meter = crate::meter::Meter {
+        started,
+        timeout: limits.timeout,
+        max_expanded: limits.max_expanded,
+        max_memory: limits.max_memory,
+        interrupt,
+    };
+    let _on = meter.install();
+    f()
+}
+
 /// How a program that did not fail with an error ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {

@@ -134,6 +134,12 @@ fn run<T>(
     match parser(Input::new(src), &columns) {
         Ok((_, value)) => Ok(value),
         Err(nom::Err::Error(e) | nom::Err::Failure(e)) => {
+            if let Some(error) = crate::meter::tripped().then(crate::meter::error).flatten() {
+                return Err(Failure {
+                    error,
+                    incomplete: false,
+                });
+            }
             let pos = columns.pos(&e.at);
             let span = Span::new(pos.offset, pos.offset + e.len, pos.line, pos.column);
             Err(Failure {
@@ -378,6 +384,12 @@ fn program<'a>(mut i: Input<'a>, cols: &Columns<'a>) -> PResult<'a, Vec<Form>> {
     // How many `#(` frames are open, to reject nesting without a scan.
     let mut open_anon_fns = 0usize;
     loop {
+        // Reading counts as the program's work: under a meter (a run's
+        // deadline and interrupt flag), a huge program stops here; `run`
+        // reports the meter's error.
+        if !crate::meter::work(1) {
+            return fail(i, 0, "stopped by the program's meter");
+        }
         let (rest, ()) = skip_ws(i)?;
         i = rest;
         if i.fragment().is_empty() {

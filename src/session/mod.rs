@@ -386,7 +386,9 @@ impl Session {
         check: impl FnOnce(&TurnOutcome) -> std::result::Result<(), TurnError>,
     ) -> &Turn {
         let started = Instant::now();
-        let compiled = Program::compile_for(program, &self.limits, &self.globals);
+        let compiled = eval::under_limits(&self.limits, started, self.interrupt.clone(), || {
+            Program::compile_for(program, &self.limits, &self.globals)
+        });
         self.run_turn(program, compiled, started, check)
     }
 

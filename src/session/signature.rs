@@ -138,6 +138,7 @@ impl Signature {
             text,
             chars: text.char_indices().collect(),
             pos: 0,
+            depth: 0,
         };
         p.skip_ws();
         if p.at_end() {
@@ -223,10 +224,16 @@ impl<'de> Deserialize<'de> for Signature {
     }
 }
 
+/// Types nested deeper than this are refused: parsing, checking,
+/// printing and freeing a type each recurse once per level.
+pub const MAX_TYPE_DEPTH: usize = 64;
+
 struct Parser<'a> {
     text: &'a str,
     chars: Vec<(usize, char)>,
     pos: usize,
+    /// How many types enclose the one being parsed.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -309,6 +316,16 @@ impl Parser<'_> {
     }
 
     fn ty(&mut self) -> Result<Type, SignatureError> {
+        if self.depth >= MAX_TYPE_DEPTH {
+            return Err(self.error(&format!("types nest deeper than {MAX_TYPE_DEPTH} levels")));
+        }
+        self.depth += 1;
+        let ty = self.ty_here();
+        self.depth -= 1;
+        ty
+    }
+
+    fn ty_here(&mut self) -> Result<Type, SignatureError> {
         self.skip_ws();
         let base = match self.peek() {
             Some(':') => {

@@ -74,10 +74,28 @@ impl fmt::Display for Mismatch {
 /// ```
 pub fn check(ty: &Type, value: &Value) -> Result<(), Mismatch> {
     let mut path = String::new();
-    check_at(ty, value, &mut path)
+    let mut seen = Seen::default();
+    check_at(ty, value, &mut path, &mut seen)
 }
 
-fn check_at(ty: &Type, value: &Value, path: &mut String) -> Result<(), Mismatch> {
+/// The (type, collection) pairs already found to match, by address: a
+/// value that shares structure (2^40 leaves in 41 nodes) is checked once
+/// per distinct node, not once per occurrence.
+type Seen = std::collections::HashSet<(usize, usize), crate::value::FixedState>;
+
+fn collection_address(value: &Value) -> Option<usize> {
+    match value {
+        Value::Vector(items) | Value::List(items) => Some(std::sync::Arc::as_ptr(items) as usize),
+        Value::Map(m) => Some(m.address()),
+        _ => None,
+    }
+}
+
+fn check_at(ty: &Type, value: &Value, path: &mut String, seen: &mut Seen) -> Result<(), Mismatch> {
+    let key = collection_address(value).map(|a| (ty as *const Type as usize, a));
+    if key.is_some_and(|k| seen.contains(&k)) {
+        return Ok(());
+    }
     let ok = match (ty, value) {
         (Type::Any, _) => true,
         (Type::Optional(_), Value::Nil) => true,
@@ -85,7 +103,7 @@ fn check_at(ty: &Type, value: &Value, path: &mut String) -> Result<(), Mismatch>
             // The mismatch is at this optional value itself (then "or nil"
             // is part of what was expected), or somewhere inside it.
             let here = path.clone();
-            return check_at(inner, value, path).map_err(|mut m| {
+            return check_at(inner, value, path, seen).map_err(|mut m| {
                 if m.path == here {
                     m.expected = expected(ty);
                 }
@@ -102,7 +120,7 @@ fn check_at(ty: &Type, value: &Value, path: &mut String) -> Result<(), Mismatch>
             for (i, v) in items.iter().enumerate() {
                 let len = path.len();
                 path.push_str(&format!("[{i}]"));
-                crate::value::deep(|| check_at(item, v, path))?;
+                crate::value::deep(|| check_at(item, v, path, seen))?;
                 path.truncate(len);
             }
             true
@@ -123,7 +141,7 @@ fn check_at(ty: &Type, value: &Value, path: &mut String) -> Result<(), Mismatch>
                             actual: None,
                         })
                     }
-                    Some(v) => crate::value::deep(|| check_at(&field.ty, v, path))?,
+                    Some(v) => crate::value::deep(|| check_at(&field.ty, v, path, seen))?,
                 }
                 path.truncate(len);
             }
@@ -132,6 +150,9 @@ fn check_at(ty: &Type, value: &Value, path: &mut String) -> Result<(), Mismatch>
         _ => false,
     };
     if ok {
+        if let Some(k) = key {
+            seen.insert(k);
+        }
         Ok(())
     } else {
         Err(Mismatch {

@@ -62,29 +62,73 @@ pub fn to_json(v: &Value) -> Json {
 /// (keywords become strings, sets and lists arrays): no functions,
 /// regexes or vars, no infinite or NaN floats, and map keys that are
 /// strings or keywords.
+///
+/// A value nested deeper than [`MAX_JSON_DEPTH`], or one that would
+/// expand to more items than [`to_json`] writes, has none either. The
+/// walk visits each distinct collection once, so a value that shares
+/// structure (2^40 leaves in 41 nodes) is answered at once.
 pub fn has_json_form(v: &Value) -> bool {
-    match v {
+    let limit = crate::meter::max_expanded().unwrap_or(UNMETERED_MAX_NODES);
+    let mut sizes = std::collections::HashMap::with_hasher(super::FixedState::default());
+    json_size(v, 0, &mut sizes).is_some_and(|n| n <= limit)
+}
+
+/// Values nested deeper than this have no JSON form here: writing (and
+/// freeing) a JSON tree recurses once per level, and a program can build
+/// a vector two million levels deep in a fraction of a second.
+pub const MAX_JSON_DEPTH: usize = 1000;
+
+/// The number of JSON nodes `v` expands to, if it has a JSON form, at
+/// nesting `depth`; `sizes` remembers the answer for each collection
+/// (by address) already walked.
+fn json_size(
+    v: &Value,
+    depth: usize,
+    sizes: &mut std::collections::HashMap<usize, usize, super::FixedState>,
+) -> Option<usize> {
+    let address = match v {
+        Value::Vector(items) | Value::List(items) => std::sync::Arc::as_ptr(items) as usize,
+        Value::Set(items) => std::sync::Arc::as_ptr(items) as usize,
+        Value::Map(m) => m.address(),
+        Value::Reduced(inner) => {
+            return (depth < MAX_JSON_DEPTH)
+                .then(|| super::deep(|| json_size(inner, depth + 1, sizes)))
+                .flatten()
+        }
         Value::Nil
         | Value::Bool(_)
         | Value::Int(_)
         | Value::Str(_)
         | Value::ShortStr(_)
         | Value::Keyword(_)
-        | Value::Symbol(_) => true,
-        Value::Float(f) => f.is_finite(),
-        Value::Vector(items) | Value::List(items) => {
-            super::deep(|| items.iter().all(has_json_form))
-        }
-        Value::Set(items) => super::deep(|| items.iter().all(has_json_form)),
-        Value::Map(m) => super::deep(|| {
-            m.iter().all(|(k, v)| {
-                matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_))
-                    && has_json_form(v)
-            })
-        }),
-        Value::Reduced(inner) => has_json_form(inner),
-        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => false,
+        | Value::Symbol(_) => return Some(1),
+        Value::Float(f) => return f.is_finite().then_some(1),
+        Value::Native(_) | Value::Fn(_) | Value::Var(_) | Value::Regex(_) => return None,
+    };
+    if depth >= MAX_JSON_DEPTH {
+        return None;
     }
+    if let Some(&n) = sizes.get(&address) {
+        return Some(n);
+    }
+    let add = |total: usize, n: Option<usize>| n.map(|n| total.saturating_add(n));
+    let size = super::deep(|| match v {
+        Value::Vector(items) | Value::List(items) => items
+            .iter()
+            .try_fold(1usize, |t, i| add(t, json_size(i, depth + 1, sizes))),
+        Value::Set(items) => items
+            .iter()
+            .try_fold(1usize, |t, i| add(t, json_size(i, depth + 1, sizes))),
+        Value::Map(m) => m.iter().try_fold(1usize, |t, (k, v)| {
+            if !matches!(k, Value::Str(_) | Value::ShortStr(_) | Value::Keyword(_)) {
+                return None;
+            }
+            add(t.saturating_add(1), json_size(v, depth + 1, sizes))
+        }),
+        _ => Some(1),
+    })?;
+    sizes.insert(address, size);
+    Some(size)
 }
 
 fn to_json_node(v: &Value) -> Json {
@@ -122,12 +166,6 @@ fn json_key(k: &Value) -> String {
         other => print_str(other),
     }
 }
-
-/// Deepest nesting of arrays and objects [`json_size_within`] accepts:
-/// serializing and dropping a JSON tree recurse once per level, so
-/// deeper results are left out of JSON output (the text form says what
-/// they were).
-pub const MAX_JSON_DEPTH: usize = 1000;
 
 /// The length in bytes of `v`'s compact JSON text (as [`to_json`] would
 /// give it, to within a few bytes per number), if it is at most `max`

@@ -107,7 +107,7 @@ fn write_value_inner(out: &mut String, v: &Value, depth: usize, limit: usize) {
         Value::Map(m) => {
             out.push('{');
             for (i, (k, v)) in m.iter().enumerate() {
-                if out.len() >= limit {
+                if out.len() >= limit || crate::meter::tripped() {
                     return;
                 }
                 if i > 0 {
@@ -152,7 +152,9 @@ fn write_seq<'a>(
 ) {
     out.push_str(open);
     for (i, item) in items.enumerate() {
-        if out.len() >= limit {
+        // A tripped meter ends the print (its caller's result is then
+        // replaced by the meter's error) without walking the rest.
+        if out.len() >= limit || crate::meter::tripped() {
             return;
         }
         if i > 0 {

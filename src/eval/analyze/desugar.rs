@@ -123,6 +123,12 @@ pub(super) fn thread_step(acc: Form, step: &Form, last: bool) -> Form {
     }
 }
 
+/// Threading forms with more steps than this are rewritten as a `let`
+/// that rebinds one name per step rather than as nested calls (a few
+/// steps stay nested: the analyzer recognizes calls such as
+/// `(take n (sort ...))` written with `->>`).
+pub(super) const NESTED_THREAD_STEPS: usize = 32;
+
 /// `(-> x f (g a))` -> `(g (f x) a)`.
 pub(super) fn thread(args: &[Form], last: bool, name: &str, span: Span) -> Result<Form> {
     let (first, steps) = args

@@ -7,6 +7,7 @@
 
 mod destructure;
 mod desugar;
+mod locals;
 mod special;
 
 pub(crate) use special::supported as supported_special_forms;
@@ -150,7 +151,7 @@ fn collect_definitions(forms: &[Form], found: &mut dyn FnMut(&str)) {
 #[derive(Default)]
 struct FnScope {
     /// Visible locals, innermost last.
-    locals: Vec<(ArcStr, Place)>,
+    locals: locals::Locals<Place>,
     next_slot: u32,
     frame_size: u32,
     captures: Vec<(ArcStr, CaptureFrom)>,
@@ -246,7 +247,7 @@ impl Analyzer {
         let slot = scope.next_slot;
         scope.next_slot += 1;
         scope.frame_size = scope.frame_size.max(scope.next_slot);
-        scope.locals.push((ArcStr::from(name), Place::Slot(slot)));
+        scope.locals.push(ArcStr::from(name), Place::Slot(slot));
         slot
     }
 
@@ -262,7 +263,7 @@ impl Analyzer {
                 let scope = self.scope();
                 scope
                     .locals
-                    .push((ArcStr::from(name.as_str()), Place::Arg(index)));
+                    .push(ArcStr::from(name.as_str()), Place::Arg(index));
                 Ok(Pattern::Arg)
             }
             _ => self.pattern(form),
@@ -288,7 +289,7 @@ impl Analyzer {
 
     fn lookup_in(&mut self, depth: usize, name: &str) -> Option<LocalRef> {
         let scope = &mut self.scopes[depth];
-        if let Some(&(_, place)) = scope.locals.iter().rev().find(|(n, _)| n == name) {
+        if let Some(place) = scope.locals.find(name) {
             return Some(match place {
                 Place::Slot(slot) => {
                     if scope.self_slot == Some(slot) {
@@ -330,9 +331,16 @@ impl Analyzer {
         }
     }
 
+    /// Analyze one form. Nested forms grow the stack on the heap rather
+    /// than overflow it, and every form counts as work for the program's
+    /// meter: analysis runs under the run's deadline and interrupt flag.
     fn analyze(&mut self, form: &Form, tail: bool) -> Result<Expr> {
-        self.analyze_inner(form, tail)
-            .map_err(|e| e.with_span(form.span))
+        if !crate::meter::work(1) {
+            if let Some(e) = crate::meter::error() {
+                return Err(e);
+            }
+        }
+        crate::value::deep(|| self.analyze_inner(form, tail)).map_err(|e| e.with_span(form.span))
     }
 
     fn analyze_inner(&mut self, form: &Form, tail: bool) -> Result<Expr> {
@@ -587,14 +595,7 @@ impl Analyzer {
     /// analyzed (not shadowed by a local).
     fn is_self_name(&mut self, name: &str) -> bool {
         let scope = self.scope();
-        scope.self_slot.is_some()
-            && scope
-                .locals
-                .iter()
-                .rev()
-                .find(|(n, _)| n.as_str() == name)
-                .map(|(_, place)| *place)
-                == scope.self_slot.map(Place::Slot)
+        scope.self_slot.is_some() && scope.locals.find(name) == scope.self_slot.map(Place::Slot)
     }
 
     fn list(&mut self, head: &Form, args: &[Form], form: &Form, tail: bool) -> Result<Expr> {

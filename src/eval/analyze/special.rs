@@ -520,6 +520,18 @@ pub(super) fn analyze(
                 Expr::Or(exprs)
             }
         }
+        "->" | "->>" if args.len() > desugar::NESTED_THREAD_STEPS => {
+            // A long chain nests as deep as it is long: rebind one name
+            // step by step instead, flat at any length.
+            let tmp = a.gensym(span);
+            let mut bindings = vec![tmp.clone(), args[0].clone()];
+            for s in &args[1..] {
+                bindings.push(tmp.clone());
+                bindings.push(desugar::thread_step(tmp.clone(), s, name == "->>"));
+            }
+            let rewritten = list(vec![sym("let", span), vector(bindings, span), tmp], span);
+            a.analyze(&rewritten, tail)?
+        }
         "->" | "->>" => {
             let rewritten = desugar::thread(args, name == "->>", name, span)?;
             a.analyze(&rewritten, tail)?
@@ -793,6 +805,9 @@ fn case(a: &mut Analyzer, args: &[Form], span: Span, tail: bool) -> Result<Expr>
         (clauses, None)
     };
     let mut table = Vec::new();
+    // Constants seen so far: a set, so 100k clauses cost O(n), not O(n^2).
+    let mut seen: std::collections::HashSet<Value, crate::value::FixedState> =
+        std::collections::HashSet::default();
     let mut branches = Vec::with_capacity(pairs.len() / 2);
     for (i, pair) in pairs.chunks(2).enumerate() {
         let tests: Vec<Value> = match &pair[0].kind {
@@ -800,7 +815,7 @@ fn case(a: &mut Analyzer, args: &[Form], span: Span, tail: bool) -> Result<Expr>
             _ => vec![quote(&pair[0])],
         };
         for t in tests {
-            if table.iter().any(|(v, _)| *v == t) {
+            if !seen.insert(t.clone()) {
                 return Err(Error::validation(format!(
                     "Duplicate test constant `{}` in `case`",
                     crate::value::pr_str(&t)

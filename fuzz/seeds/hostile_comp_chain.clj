@@ -1,0 +1,1 @@
+((reduce comp (repeat 30000 inc)) 0)

@@ -1,0 +1,1 @@
+(count (group-by identity (range 1000000)))

@@ -1,0 +1,1 @@
+(count (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (map-invert (zipmap (range 1000000) (range 1000000)))))))))))))))))))))))

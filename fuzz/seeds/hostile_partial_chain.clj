@@ -1,0 +1,1 @@
+((reduce (fn [f _] (partial f)) inc (range 5000)) 0)
