@@ -174,7 +174,7 @@ fn flags_override_the_environment_which_overrides_the_file() {
     std::fs::write(dir.join("in.jsonl"), history(30)).unwrap();
     std::fs::write(
         dir.join("ptc.toml"),
-        "max_context_tokens = 2000\n[policy]\nhard_cap_buffer = 100\nmax_summary_tokens = 200\nkeep_recent_turns = 5\n",
+        "max_context_tokens = 2000\n[policy]\nhard_cap_buffer = 100\nmax_summary_tokens = 200\nkeep_recent_turns = 5\ntarget_after_compaction = 0.1\n",
     )
     .unwrap();
     let kept = |out: &Output| {

@@ -3,8 +3,8 @@
 //! are analyzed in linear time under the program's deadline; deep
 //! threading, `for` with 20k bindings, chains of composed functions and
 //! long `assoc-in` paths never overflow the stack; `--json` and signature
-//! checks of shared or deep values end; and every builtin given a large
-//! input stops at a short time limit. Each repro runs the binary under an
+//! checks of shared or deep values end (every builtin given a large
+//! input: tests/builtin_sweep.rs). Each repro runs the binary under an
 //! address-space limit (`prlimit`) and must end cleanly (exit 0 with the
 //! whole result, or exit 1 with the limit's error) within twice its limit
 //! plus half a second.
@@ -13,7 +13,6 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use ptc_lisp::builtins::registry;
 use ptc_lisp::eval::Limits;
 use ptc_lisp::session::Session;
 
@@ -259,88 +258,6 @@ fn signature_checks_of_shared_values_and_deep_types_end() {
     let deep = format!("{}:int{}", "[".repeat(100_000), "]".repeat(100_000));
     let err = Signature::parse(&deep).unwrap_err();
     assert!(err.to_string().contains("nest deeper than 64"), "{err}");
-}
-
-/// The program an entry of the builtin table is tried with, per arity:
-/// each large input (a 1M-item vector, a 1M-entry map, a 1M-character
-/// string) in the first and second position, beside a function or a
-/// small value.
-fn large_calls(name: &str, min: usize, max: Option<usize>) -> Vec<String> {
-    let shapes: [&[&str]; 7] = [
-        &["v"],
-        &["m"],
-        &["s"],
-        &["identity", "v"],
-        &["m", "m"],
-        &["s", "\"a\""],
-        &["+", "0", "v"],
-    ];
-    shapes
-        .iter()
-        .filter(|args| args.len() >= min && max.is_none_or(|m| args.len() <= m))
-        .map(|args| format!("(do ({name} {}) 1)", args.join(" ")))
-        .collect()
-}
-
-/// Builtins left out of the sweep, and why.
-const NOT_SWEPT: &[(&str, &str)] = &[
-    ("println", "prints (the output limit has its own tests)"),
-    ("print", "prints"),
-    ("prn", "prints"),
-    ("pr", "prints"),
-];
-
-/// Every registered builtin, called on large inputs under a 200 ms limit,
-/// ends (with a result or any error) within twice the limit plus half a
-/// second: its work checks the deadline as it goes.
-#[test]
-fn every_builtin_on_a_large_input_stops_at_a_short_time_limit() {
-    let mut session = Session::new().with_limits(Limits {
-        timeout: Duration::from_secs(60),
-        ..Limits::default()
-    });
-    let setup = session.eval(
-        "(def v (vec (range 1000000)))
-         (def m (zipmap v v))
-         (def s (apply str (repeat 1000000 \"a\")))
-         1",
-    );
-    assert!(setup.error().is_none(), "{:?}", setup.error());
-    session.set_limits(Limits {
-        timeout: Duration::from_millis(200),
-        ..Limits::default()
-    });
-    let mut slowest = (Duration::ZERO, String::new());
-    let mut late = Vec::new();
-    let mut runs = 0;
-    for b in registry().iter() {
-        if NOT_SWEPT.iter().any(|(n, _)| *n == b.name) {
-            continue;
-        }
-        for call in large_calls(b.name, b.min_args, b.max_args) {
-            let started = Instant::now();
-            session.eval(&call);
-            let took = started.elapsed();
-            runs += 1;
-            if took > slowest.0 {
-                slowest = (took, call.clone());
-            }
-            if took >= in_time(200) {
-                eprintln!("late: `{call}` took {took:?}");
-                late.push(format!("`{call}` took {took:?}"));
-            }
-        }
-    }
-    eprintln!(
-        "builtin sweep: {runs} calls; slowest {:?} (`{}`)",
-        slowest.0, slowest.1
-    );
-    assert!(runs > 300, "the sweep ran {runs} calls");
-    assert!(
-        late.is_empty(),
-        "over twice the 200 ms limit plus 0.5 s:\n{}",
-        late.join("\n")
-    );
 }
 
 /// `ptc mcp-server` survives programs that used to overflow its stack,

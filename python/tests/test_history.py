@@ -51,6 +51,35 @@ def test_count_tokens_reads_tool_calls_and_rejects_bad_messages():
         count_tokens([{"role": "robot", "content": "y"}])
 
 
+def test_content_parts_and_blocks_are_counted_and_kept():
+    text_only = count_tokens([{"role": "user", "content": "hello world"}]).total
+    low_image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png", "detail": "low"}}
+    parts = [{"role": "user", "content": [{"type": "text", "text": "hello world"}, low_image]}]
+    # A low-detail image costs 85 tokens whatever its size (OpenAI's formula).
+    assert count_tokens(parts).total >= text_only + 85
+    # Anthropic blocks: tool_use / tool_result pairs, a message without content.
+    msgs = [{"role": "system", "content": "You read files."}, {"role": "user"}]
+    for i in range(30):
+        msgs.append({"role": "user", "content": f"Step {i}: read file {i} " + "please " * 30})
+        msgs.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"tu{i}", "name": "read", "input": {"path": f"f{i}.txt"}}]})
+        msgs.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"tu{i}", "content": "data " * 40}]})
+    below = compact(msgs, max_context_tokens=100_000)
+    assert below.messages == msgs and "content" not in below.messages[1]
+    out = compact(msgs, max_context_tokens=2_500, policy=SMALL, force=True)
+    assert out.compacted
+    kept = out.messages
+    for i, m in enumerate(kept):
+        uses = [b["id"] for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if uses:
+            results = [b["tool_use_id"] for b in kept[i + 1]["content"] if b.get("type") == "tool_result"]
+            assert results == uses
+        if m in msgs:
+            continue
+        assert "COMPACT-SUMMARY" in str(m.get("content")), m
+
+
 def test_below_the_trigger_nothing_changes():
     msgs = history(turns=2)
     out = compact(msgs, max_context_tokens=100_000)

@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(
             err("gpt-4o").to_string(),
             "The provider spec `gpt-4o` has no prefix; write `openai:MODEL`, \
-             `anthropic:MODEL` or `script:FILE`"
+             `anthropic:MODEL`, `script:FILE` or `replay:FILE`"
         );
         assert!(err("openai:").to_string().contains("is missing its MODEL"));
         assert!(err("script: ").to_string().contains("is missing its FILE"));

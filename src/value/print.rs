@@ -54,9 +54,11 @@ pub fn write_str_bounded(out: &mut String, v: &Value, limit: usize) -> bool {
 
 /// Deepest nesting the printer follows: each level costs some 700 bytes
 /// of (heap-grown) stack, outside the memory limit, so a 2M-deep vector
-/// took 1.4 GB to print. Deeper, a running program stops with the depth
-/// error; a result printed after its run shows `...` there.
-pub const MAX_PRINT_DEPTH: usize = 10_000;
+/// took 1.4 GB to print; 100,000 levels cost at most about 70 MB (and
+/// 50,000-deep values, which the evaluator builds and compares safely,
+/// still print). Deeper, a running program stops with the depth error; a
+/// result printed after its run shows `...` there.
+pub const MAX_PRINT_DEPTH: usize = 100_000;
 
 fn write_value(out: &mut String, v: &Value, depth: usize, limit: usize) {
     if out.len() >= limit || !crate::meter::work(1) {
