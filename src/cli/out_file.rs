@@ -3,9 +3,11 @@
 //! flushed, renamed over it, the old file's mode kept); straight into a
 //! FIFO, a device or any other special file, which is never replaced.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use ptc_lisp::history::archive::write_atomically_with;
 
 /// Symlinks followed before giving up (as the kernel's ELOOP limit).
 const MAX_LINKS: usize = 40;
@@ -15,7 +17,9 @@ const MAX_LINKS: usize = 40;
 pub fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = resolve_links(path)?;
     match std::fs::metadata(&target) {
-        Ok(meta) if meta.is_file() => write_atomically(&target, bytes, Some(meta.permissions())),
+        Ok(meta) if meta.is_file() => {
+            write_atomically_with(&target, bytes, Some(meta.permissions()))
+        }
         Ok(meta) if meta.is_dir() => Err(io::Error::new(
             io::ErrorKind::IsADirectory,
             "is a directory",
@@ -26,7 +30,9 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> io::Result<()> {
             f.write_all(bytes)?;
             f.flush()
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => write_atomically(&target, bytes, None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            write_atomically_with(&target, bytes, None)
+        }
         Err(e) => Err(e),
     }
 }
@@ -47,42 +53,4 @@ fn resolve_links(path: &Path) -> io::Result<PathBuf> {
         }
     }
     Err(io::Error::other("too many levels of symbolic links"))
-}
-
-/// Write to a temporary file beside `path`, flush it to disk, give it
-/// `permissions` (the replaced file's), then rename it over `path`:
-/// readers see the old file or the whole new one.
-fn write_atomically(
-    path: &Path,
-    bytes: &[u8],
-    permissions: Option<std::fs::Permissions>,
-) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        if let Some(p) = permissions {
-            f.set_permissions(p)?;
-        }
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        // The rename is durable once the directory is synced (best effort).
-        if let Ok(d) = File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }

@@ -122,6 +122,18 @@ impl DirStore {
 /// Write `bytes` to `path` through a temporary file in the same
 /// directory, synced before the rename.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomically_with(path, bytes, None)
+}
+
+/// [`write_atomically`], the new file given `permissions` (those of the
+/// file it replaces, say) before the rename: readers see the old file or
+/// the whole new one. The temporary file is created anew (never opened
+/// through something already at its path).
+pub fn write_atomically_with(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -131,11 +143,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut f = File::create(&tmp)?;
+        // A stale temporary file of an earlier process with this id.
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        if let Some(p) = permissions {
+            f.set_permissions(p)?;
+        }
+        drop(f);
         std::fs::rename(&tmp, path)?;
-        // Make the rename itself durable.
+        // Make the rename itself durable (best effort).
         if let Ok(d) = File::open(&dir) {
             let _ = d.sync_all();
         }
