@@ -23,7 +23,7 @@ use ptc_lisp::session::{ToolCall as LispToolCall, TurnOutcome};
 
 use crate::convert::{from_py, to_py, Options};
 use crate::errors::{turn_error, PtcError};
-use crate::tools::{handler, ToolRunner};
+use crate::tools::{handler, KeywordNames, ToolRunner};
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Session>()?;
@@ -120,9 +120,14 @@ impl Session {
     }
 
     fn add_tool(&self, py: Python<'_>, tool: &Tool) -> PyResult<()> {
+        // A signature that does not parse is refused by `LispTool::new`.
+        let params = Signature::parse(&tool.signature)
+            .map(|s| s.params().to_vec())
+            .unwrap_or_default();
         let handler = handler(
             self.runner.clone(),
             tool.func.clone(),
+            Arc::new(KeywordNames::new(py, &params)),
             self.options,
             tool.inline,
         );
@@ -265,6 +270,7 @@ impl Session {
     /// Run `source` as the next turn.
     fn eval(&self, py: Python<'_>, source: String) -> PyResult<Turn> {
         self.interrupt.store(false, Ordering::SeqCst);
+        // A copy of the turn shares its tool calls with the session's.
         let turn = self.with_session(py, move |state| state.session.eval(&source).clone())?;
         Ok(self.turn(turn))
     }

@@ -26,9 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 
-use ptc_lisp::session::ToolArgs;
+use ptc_lisp::session::{Param, ToolArgs};
 use ptc_lisp::value::Value;
 
 use crate::convert::{from_py, to_py, Options};
@@ -205,12 +205,13 @@ impl ToolRunner {
 pub(crate) fn handler(
     runner: Arc<ToolRunner>,
     func: Arc<Py<PyAny>>,
+    names: Arc<KeywordNames>,
     options: Options,
     inline: bool,
 ) -> impl Fn(ToolArgs) -> Result<Value, String> + Send + Sync + 'static {
     move |args: ToolArgs| {
         if inline {
-            return Python::attach(|py| call(py, &func, &args, options));
+            return Python::attach(|py| call(py, &func, &names, &args, options));
         }
         let context = args.context().clone();
         let (reply, answer) = mpsc::sync_channel::<Result<Value, String>>(1);
@@ -219,9 +220,10 @@ pub(crate) fn handler(
         });
         let job_flight = flight.clone();
         let func = func.clone();
+        let names = names.clone();
         let job: Job = Box::new(move |py: Python<'_>| {
             job_flight.running.store(true, Ordering::SeqCst);
-            let result = call(py, &func, &args, options);
+            let result = call(py, &func, &names, &args, options);
             job_flight.running.store(false, Ordering::SeqCst);
             let _ = reply.send(result);
         });
@@ -284,6 +286,33 @@ fn raise_timeout_in(thread_id: u64) {
     }
 }
 
+/// The Python strings of a tool's parameter names, made (interned) once
+/// when the tool is registered: a call's keyword arguments then reuse
+/// them instead of making and hashing a new string per argument.
+pub(crate) struct KeywordNames {
+    names: Vec<(String, Py<PyString>)>,
+}
+
+impl KeywordNames {
+    pub(crate) fn new(py: Python<'_>, params: &[Param]) -> Self {
+        KeywordNames {
+            names: params
+                .iter()
+                .map(|p| (p.name.clone(), PyString::intern(py, &p.name).unbind()))
+                .collect(),
+        }
+    }
+
+    /// The Python string `name`: the interned one of a parameter, else
+    /// a new one.
+    fn get<'py>(&self, py: Python<'py>, name: &str) -> Bound<'py, PyString> {
+        match self.names.iter().find(|(n, _)| n == name) {
+            Some((_, s)) => s.bind(py).clone(),
+            None => PyString::new(py, name),
+        }
+    }
+}
+
 /// Call `func` with the named arguments as keyword arguments (a tool
 /// that declares no parameters and got no map gets its arguments
 /// positionally); the result converted back, or the exception as
@@ -291,6 +320,7 @@ fn raise_timeout_in(thread_id: u64) {
 fn call(
     py: Python<'_>,
     func: &Py<PyAny>,
+    names: &KeywordNames,
     args: &ToolArgs,
     options: Options,
 ) -> Result<Value, String> {
@@ -313,7 +343,9 @@ fn call(
                 ));
             };
             let value = to_py(py, v, options).map_err(|e| describe(py, &e))?;
-            kwargs.set_item(name, value).map_err(|e| describe(py, &e))?;
+            kwargs
+                .set_item(names.get(py, name), value)
+                .map_err(|e| describe(py, &e))?;
         }
         func.call(py, (), Some(&kwargs))
     };

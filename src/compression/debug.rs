@@ -79,7 +79,7 @@ pub fn write_turn(out: &mut String, turn: &Turn, format: FormatOptions) {
     out.push('\n');
     if !turn.tool_calls.is_empty() {
         out.push_str(";; tool calls:\n");
-        for call in &turn.tool_calls {
+        for call in turn.tool_calls.iter() {
             let args: Vec<String> = call.args.iter().map(|a| to_clojure(a, format).0).collect();
             let outcome = match (&call.result, &call.error) {
                 (_, Some(e)) => format!("error: {e}"),

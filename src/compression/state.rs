@@ -20,7 +20,7 @@ pub fn session_state(turns: &[Turn], memory: &Memory) -> String {
         ));
     }
     for (i, turn) in turns.iter().enumerate() {
-        for call in &turn.tool_calls {
+        for call in turn.tool_calls.iter() {
             let args: Vec<String> = call.args.iter().map(pr_str).collect();
             let mut line = format!(
                 "turn {} called tool/{}({})",

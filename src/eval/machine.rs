@@ -377,13 +377,18 @@ impl<'h> Interp<'h> {
     }
 
     pub(crate) fn check_time(&self) -> EvalResult<()> {
+        self.check_time_at(Instant::now())
+    }
+
+    /// [`Self::check_time`] with the clock read by the caller (`now`).
+    fn check_time_at(&self, now: Instant) -> EvalResult<()> {
         // The meter also watches the heap (and may have stopped a builtin).
         if !meter::check() {
             if let Some(e) = meter::error() {
                 return Err(e.into());
             }
         }
-        if self.started.elapsed() > self.limits.timeout {
+        if now.saturating_duration_since(self.started) > self.limits.timeout {
             return Err(Error::new(
                 ErrorKind::Timeout,
                 format!(
@@ -1773,28 +1778,30 @@ impl<'h> Interp<'h> {
             .with_hint("batch requests or filter data before calling tools")
             .into());
         }
-        self.check_time()?;
+        // The clock is read once before the call and once after: each
+        // reading serves the time limit and the call's duration.
+        let started = Instant::now();
+        self.check_time_at(started)?;
         let context = ToolContext {
             deadline: self.started.checked_add(self.limits.timeout),
             time_limit: self.limits.timeout,
             interrupt: self.interrupt.clone(),
         };
-        let started = Instant::now();
         let result = self.host.call_tool(name, args, &context);
-        let duration = started.elapsed();
+        let ended = Instant::now();
         self.tool_calls.push(ToolCallRecord {
             name: name.to_string(),
             args: args.to_vec(),
             result: result.as_ref().ok().cloned(),
             error: result.as_ref().err().map(|e| e.message().to_string()),
-            duration,
+            duration: ended.saturating_duration_since(started),
         });
         // A tool stopped at the program's deadline returns when the
         // deadline is reached; that is the program's timeout.
-        if context.expired() {
+        if context.deadline.is_some_and(|d| ended >= d) {
             return Err(context.timeout_error().into());
         }
-        self.check_time()?;
+        self.check_time_at(ended)?;
         result.map_err(|e| {
             if e.kind() == ErrorKind::Tool {
                 e.into()

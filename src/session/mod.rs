@@ -424,7 +424,7 @@ impl Session {
                 outcome: TurnOutcome::Error { error: (&e).into() },
                 success: false,
                 prints: Vec::new(),
-                tool_calls: Vec::new(),
+                tool_calls: Arc::from([]),
                 memory: self.memory.clone(),
                 defined: Vec::new(),
                 steps: 0,
@@ -444,7 +444,7 @@ impl Session {
                         started: Some(started),
                     },
                 );
-                let tool_calls = out.tool_calls.iter().map(ToolCall::from).collect();
+                let tool_calls = out.tool_calls.into_iter().map(ToolCall::from).collect();
                 let outcome = match out.result {
                     Ok(Outcome::Value(value)) => TurnOutcome::Value { value },
                     Ok(Outcome::Return(value)) => TurnOutcome::Return { value },
@@ -569,7 +569,7 @@ impl Session {
             outcome: TurnOutcome::Error { error },
             success: false,
             prints: Vec::new(),
-            tool_calls: Vec::new(),
+            tool_calls: Arc::from([]),
             memory: self.memory.clone(),
             defined: Vec::new(),
             steps: 0,
@@ -607,7 +607,9 @@ impl Host for SessionHost<'_> {
 
     fn call_tool(&self, name: &str, args: &[Value], context: &ToolContext) -> Result<Value> {
         match self.tools.iter().find(|t| t.spec.name == name) {
-            Some(tool) => tool.call(args, context),
+            // The evaluator checks the deadline and the interrupt flag
+            // around the call (`Machine::call_tool`).
+            Some(tool) => tool.call_unchecked(args, context),
             None => Err(Error::new(
                 ErrorKind::Undefined,
                 format!("Unknown tool `tool/{name}`"),

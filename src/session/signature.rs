@@ -17,8 +17,11 @@
 //! This module only parses and prints; it never validates values.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::value::{Shape, Value, SHAPED_LIMIT};
 
 /// A type in a signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,11 +110,55 @@ pub struct Param {
 }
 
 /// A parsed tool signature, keeping the text it was parsed from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Signature {
     text: String,
     params: Vec<Param>,
     returns: Type,
+    keys: ParamKeys,
+}
+
+/// The parameters' names as interned keywords, and the map shape of a
+/// call that gives every parameter, made once when the signature is
+/// parsed so that binding a call's arguments allocates no names (see
+/// `bind_args`). Derived from `params`, so not part of equality.
+#[derive(Clone)]
+struct ParamKeys {
+    keywords: Arc<[Value]>,
+    /// `None` past [`SHAPED_LIMIT`] parameters (or with a repeated name,
+    /// which the parser refuses today).
+    shape: Option<Arc<Shape>>,
+}
+
+impl ParamKeys {
+    fn new(params: &[Param]) -> ParamKeys {
+        let keywords: Arc<[Value]> = params.iter().map(|p| Value::keyword(&p.name)).collect();
+        let distinct = params
+            .iter()
+            .enumerate()
+            .all(|(i, p)| params[..i].iter().all(|q| q.name != p.name));
+        let shape = (!params.is_empty() && params.len() <= SHAPED_LIMIT && distinct)
+            .then(|| Shape::new(keywords.to_vec()));
+        ParamKeys { keywords, shape }
+    }
+}
+
+impl PartialEq for Signature {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text && self.params == other.params && self.returns == other.returns
+    }
+}
+
+impl Eq for Signature {}
+
+impl fmt::Debug for Signature {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signature")
+            .field("text", &self.text)
+            .field("params", &self.params)
+            .field("returns", &self.returns)
+            .finish()
+    }
 }
 
 /// Why a signature did not parse.
@@ -164,6 +211,7 @@ impl Signature {
         }
         Ok(Signature {
             text: text.trim().to_string(),
+            keys: ParamKeys::new(&params),
             params,
             returns,
         })
@@ -180,6 +228,17 @@ impl Signature {
 
     pub fn returns(&self) -> &Type {
         &self.returns
+    }
+
+    /// The parameters' names as keywords, in order.
+    pub(crate) fn param_keywords(&self) -> &[Value] {
+        &self.keys.keywords
+    }
+
+    /// The shape of a named-argument map holding every parameter, in
+    /// order (`None` for no parameters, more than 16, or a repeated name).
+    pub(crate) fn param_shape(&self) -> Option<&Arc<Shape>> {
+        self.keys.shape.as_ref()
     }
 
     /// The compact form shown in the `tool/` section of a prompt:

@@ -14,7 +14,7 @@ use super::signature::{Signature, SignatureError};
 use super::typecheck::{check, type_source, Mismatch};
 use crate::error::{Error, ErrorKind};
 use crate::eval::ToolContext;
-use crate::value::{ArcStr, Map, Value};
+use crate::value::{Map, Value};
 
 /// The function that implements a tool. It returns the tool's result, or
 /// an error message for the program (and the model) to read.
@@ -108,13 +108,25 @@ impl Tool {
         if context.interrupted() {
             return Err(context.interrupted_error());
         }
+        let outcome = self.call_unchecked(args, context);
+        if context.expired() {
+            return Err(context.timeout_error());
+        }
+        outcome
+    }
+
+    /// [`Tool::call`] without its deadline and interrupt checks, for the
+    /// evaluator, which makes them itself around every call (reading the
+    /// clock once before and once after, not twice each).
+    pub(crate) fn call_unchecked(
+        &self,
+        args: &[Value],
+        context: &ToolContext,
+    ) -> Result<Value, Error> {
         let mut bound = bind_args(&self.spec, args)?;
         bound.context = context.clone();
         let handler = &self.handler;
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(bound)));
-        if context.expired() {
-            return Err(context.timeout_error());
-        }
         match outcome {
             Ok(Ok(v)) => match check(self.spec.signature.returns(), &v) {
                 Ok(()) => Ok(v),
@@ -320,10 +332,15 @@ fn param_named<'p>(
     params: &'p [super::signature::Param],
     name: &str,
 ) -> Option<&'p super::signature::Param> {
-    params.iter().find(|p| p.name == name).or_else(|| {
+    param_index(params, name).map(|i| &params[i])
+}
+
+/// The position of the parameter called `name` (see [`param_named`]).
+fn param_index(params: &[super::signature::Param], name: &str) -> Option<usize> {
+    params.iter().position(|p| p.name == name).or_else(|| {
         name.contains('-')
             .then(|| name.replace('-', "_"))
-            .and_then(|n| params.iter().find(|p| p.name == n))
+            .and_then(|n| params.iter().position(|p| p.name == n))
     })
 }
 
@@ -386,14 +403,13 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
         [Value::Map(m)]
             if m.keys().all(declared) && (!m.is_empty() || !params[0].ty.accepts_map()) =>
         {
-            let mut named = Map::new();
+            let keys = spec.signature.param_keywords();
+            let mut named = Map::with_capacity(m.len());
             for (k, v) in m.iter() {
-                let name = k
-                    .as_name()
-                    .and_then(|n| param_named(params, n))
-                    .map(|p| p.name.as_str())
-                    .unwrap_or_default();
-                named.insert(Value::keyword(name), v.clone());
+                // Every key names a parameter (`declared`).
+                if let Some(i) = k.as_name().and_then(|n| param_index(params, n)) {
+                    named.insert(keys[i].clone(), v.clone());
+                }
             }
             named
         }
@@ -428,17 +444,39 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
                     spec,
                 ));
             }
-            let mut named = Map::new();
-            for (p, v) in params.iter().zip(args) {
-                named.insert(Value::Keyword(ArcStr::from(p.name.as_str())), v.clone());
-            }
-            named
+            // By position: the i-th argument is the i-th parameter's, so
+            // the checks read the arguments directly, and the map is made
+            // from the signature's keywords (its shape when every
+            // parameter is given), with no name allocated or looked up.
+            check_bound(spec, |i| args.get(i))?;
+            let keys = spec.signature.param_keywords();
+            let named = match spec.signature.param_shape() {
+                Some(shape) if args.len() == params.len() => {
+                    Map::from_shape(shape.clone(), args.iter().cloned())
+                }
+                _ => {
+                    let mut named = Map::with_capacity(args.len());
+                    for (k, v) in keys.iter().zip(args) {
+                        named.insert(k.clone(), v.clone());
+                    }
+                    named
+                }
+            };
+            return Ok(ToolArgs::new(named, positional));
         }
     };
-    for p in params {
-        let present = named
-            .get(&Value::keyword(&p.name))
-            .is_some_and(|v| !v.is_nil());
+    let keys = spec.signature.param_keywords();
+    check_bound(spec, |i| named.get(&keys[i]))?;
+    Ok(ToolArgs::new(named, positional))
+}
+
+/// Check the bound arguments (`arg(i)` is the i-th parameter's, if
+/// given): every required parameter present and not nil, then each
+/// argument given against its parameter's type.
+fn check_bound<'a>(spec: &ToolSpec, arg: impl Fn(usize) -> Option<&'a Value>) -> Result<(), Error> {
+    let params = spec.signature.params();
+    for (i, p) in params.iter().enumerate() {
+        let present = arg(i).is_some_and(|v| !v.is_nil());
         if !present && !p.ty.is_optional() {
             return Err(tool_error(
                 format!(
@@ -449,15 +487,15 @@ pub fn bind_args(spec: &ToolSpec, args: &[Value]) -> Result<ToolArgs, Error> {
             ));
         }
     }
-    for p in params {
-        match named.get(&Value::keyword(&p.name)) {
+    for (i, p) in params.iter().enumerate() {
+        match arg(i) {
             Some(v) if !v.is_nil() => {
                 check(&p.ty, v).map_err(|m| tool_error(argument_mismatch(spec, p, &m), spec))?
             }
             _ => {}
         }
     }
-    Ok(ToolArgs::new(named, positional))
+    Ok(())
 }
 
 /// ``Tool `search`: argument `limit` expected an integer, got string "5"``;
@@ -526,6 +564,67 @@ mod tests {
                 .collect(),
         );
         assert_eq!(named(sig, &[string_keys]), "{:query \"x\"}");
+    }
+
+    #[test]
+    fn positional_binding_reads_the_arguments_by_name() {
+        let sig = "(query :string, max-hits :int?, exact :bool?) -> :any";
+        let all = bind_args(&spec(sig), &["x".into(), 5.into(), true.into()]).unwrap();
+        // Every parameter given: the map has the signature's shape.
+        assert!(all.named().shape().is_some());
+        assert_eq!(all.str("query").unwrap(), "x");
+        assert_eq!(all.i64("max-hits").unwrap(), 5);
+        assert!(all.bool("exact").unwrap());
+        assert_eq!(
+            pr_str(&all.to_value()),
+            named(
+                sig,
+                &[map(&[
+                    ("query", "x".into()),
+                    ("max-hits", 5.into()),
+                    ("exact", true.into())
+                ])]
+            )
+        );
+        let some = bind_args(&spec(sig), &["x".into(), Value::Nil]).unwrap();
+        assert_eq!(pr_str(&some.to_value()), "{:query \"x\", :max-hits nil}");
+        assert_eq!(some.value("max-hits"), None);
+        assert!(named(sig, &[5.into()]).contains("argument `query` expected a string, got"));
+        assert!(
+            named(sig, &[Value::Nil, "y".into()]).contains("missing the required argument `query`")
+        );
+        // Missing before mistyped, as for a named call.
+        assert!(named(sig, &[Value::Nil, "y".into()]).contains("missing"));
+    }
+
+    #[test]
+    fn a_session_records_calls_once_and_shares_them() {
+        let mut session = crate::session::Session::new();
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        session
+            .add_tool(
+                Tool::new("echo", "(q :string, n :int?) -> :any", "", move |args| {
+                    log.lock().unwrap().push(pr_str(&args.to_value()));
+                    Ok(args.to_value())
+                })
+                .unwrap(),
+            )
+            .unwrap();
+        let turn = session
+            .eval("[(tool/echo \"a\" 1) (tool/echo {:q \"a\" :n 1}) (tool/echo :q \"b\")]")
+            .clone();
+        assert!(turn.success, "{:?}", turn.error());
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["{:q \"a\", :n 1}", "{:q \"a\", :n 1}", "{:q \"b\"}"]
+        );
+        assert_eq!(turn.tool_calls.len(), 3);
+        assert_eq!(pr_str(&turn.tool_calls[0].args[0]), "\"a\"");
+        assert!(Arc::ptr_eq(
+            &turn.tool_calls,
+            &session.turns().last().unwrap().tool_calls
+        ));
     }
 
     #[test]

@@ -35,8 +35,10 @@ pub struct Turn {
     pub success: bool,
     /// One entry per `println` call, in order (TRN-008, TRN-009).
     pub prints: Vec<String>,
-    /// Every tool call, in order (TC-006).
-    pub tool_calls: Vec<ToolCall>,
+    /// Every tool call, in order (TC-006). Shared: a copy of the turn
+    /// (a host's record of it, such as the Python `Turn`) costs a
+    /// reference count, not a copy of every call.
+    pub tool_calls: Arc<[ToolCall]>,
     /// The user namespace after the turn (unchanged by a failed turn).
     pub memory: Memory,
     /// Names this turn bound with `def`/`defn`, in order of first binding,
@@ -206,6 +208,18 @@ pub struct ToolCall {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub duration: Duration,
+}
+
+impl From<crate::eval::ToolCallRecord> for ToolCall {
+    fn from(r: crate::eval::ToolCallRecord) -> Self {
+        ToolCall {
+            name: r.name,
+            args: r.args,
+            result: r.result,
+            error: r.error,
+            duration: r.duration,
+        }
+    }
 }
 
 impl From<&crate::eval::ToolCallRecord> for ToolCall {

@@ -32,7 +32,7 @@ pub use json::{
 pub use json_read::{from_json_checked, read_json_object, read_json_object_chunked, ReadError};
 pub use keyword::intern as intern_keyword;
 pub use map::Map;
-pub(crate) use map::{Shape, SMALL_MAP_LIMIT};
+pub(crate) use map::{Shape, SHAPED_LIMIT, SMALL_MAP_LIMIT};
 pub use pretty::{pretty, Pretty, PrettyOptions};
 pub use print::{
     pr_str, print_str, write_pr, write_pr_bounded, write_str, write_str_bounded, MAX_PRINT_DEPTH,
