@@ -223,17 +223,27 @@ fn fact_holds(lines: &[String], fact: &Fact) -> bool {
 
 /// The summary's sections as (normalized title, normalized body lines).
 /// A `#` heading starts a section; so does a short `Label: text` line,
-/// whose text is the section's one line.
+/// whose text is the section's one line. Under a heading, a list item
+/// (`- Resolved: ...` quoted in a progress section) is an item of that
+/// heading's section, not a label.
 fn sections(summary: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut under_heading = false;
     for line in summary.lines() {
         let trimmed = line.trim();
         if let Some(title) = trimmed.strip_prefix('#') {
             out.push((normalize(title.trim_start_matches('#')), Vec::new()));
+            under_heading = true;
             continue;
         }
+        let bullet = trimmed.starts_with(['-', '*']);
         let bare = trimmed.trim_start_matches(['-', '*', ' ']);
-        if let Some((label, rest)) = bare.split_once(':') {
+        let label = if bullet && under_heading {
+            None
+        } else {
+            bare.split_once(':')
+        };
+        if let Some((label, rest)) = label {
             let label = normalize(label);
             if label.len() <= 40 && failure_title(&label).is_some() {
                 out.push((label, vec![normalize(rest)]));
@@ -606,6 +616,10 @@ fn sections_are_read_from_headings_and_labels() {
         ["- run cargo test -> failed x"]
     );
     assert_eq!(listed(s, Listed::Fixed), ["cargo build (e0277)"]);
+    // A quoted conclusion under a heading is no label.
+    let p = "## Progress\n- Resolved: p99 is back\n- Fixed: nothing here\n";
+    assert!(listed(p, Listed::Fixed).is_empty());
+    assert!(listed("- Fixed: cargo build", Listed::Fixed) == ["cargo build"]);
     let lines: Vec<String> = s.lines().map(normalize).collect();
     assert!(path_occurs(&lines, "src/parse.rs"));
     assert!(path_occurs(&lines, "src/lib.rs"));
