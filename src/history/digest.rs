@@ -356,13 +356,14 @@ fn next_step(facts: &Facts) -> Vec<Item> {
 
 impl Facts {
     /// Take in one run of pruned messages, in order.
-    fn gather(&mut self, messages: &[Message]) {
+    fn gather(&mut self, messages: &[std::borrow::Cow<'_, Message>]) {
         self.messages += messages.len();
         // Calls awaiting their result: (id, name, target).
         let mut pending: Vec<(String, String, String)> = Vec::new();
         let mut seen_files: HashSet<String> = self.paths.iter().cloned().collect();
         let mut seen_ids: HashSet<String> = self.identifiers.iter().cloned().collect();
         for m in messages {
+            let m: &Message = m;
             match m.role {
                 Role::User => {
                     // Anthropic tool results come in user messages.
