@@ -604,8 +604,11 @@ fn collect_identifiers(arguments: &str, out: &mut Vec<String>) {
                         out.push(s.to_string());
                     }
                 } else {
-                    for word in s.split_whitespace() {
-                        let word = word.trim_matches(|c: char| "\"'`,;()[]{}".contains(c));
+                    // Words of prose or code: a path inside a call
+                    // (`read_csv('data/x.csv')`) is a word of its own.
+                    for word in s.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}=".contains(c))
+                    {
+                        let word = word.trim_matches(|c: char| ":.".contains(c));
                         if looks_like_path(word) && word.chars().count() <= 100 {
                             out.push(word.to_string());
                         }
@@ -626,9 +629,17 @@ fn collect_identifiers(arguments: &str, out: &mut Vec<String>) {
     }
 }
 
+/// A file path: only path characters (letters, digits, `_ - . / ~ + @`;
+/// a code fragment such as `c.trim().collect` or `//!` is none), a file
+/// name with a letter or digit, and a `/` or an extension.
 fn looks_like_path(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
     word.len() > 2
         && !word.contains("://")
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_-./~+@".contains(c))
+        && base.chars().any(char::is_alphanumeric)
         && (word.contains('/')
             || word.rsplit_once('.').is_some_and(|(stem, ext)| {
                 !stem.is_empty()

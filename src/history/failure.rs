@@ -99,8 +99,12 @@ fn signal_line(signal: String, text: &str) -> String {
     }
 }
 
-/// The first line of `text` shaped like a failure report.
+/// The line of `text` that reports its failure: the first line shaped
+/// like a failure that names it (a diagnostic, a failed test, an
+/// exception), else the first that only signals it (an exit code or an
+/// HTTP status line, which say that it failed but not what).
 pub fn text_failure(text: &str) -> Option<&str> {
+    let mut signal = None;
     for line in text.lines() {
         let line = line.trim_end();
         if line.starts_with("Traceback (most recent call last)") {
@@ -113,10 +117,14 @@ pub fn text_failure(text: &str) -> Option<&str> {
             return Some(last.unwrap_or(line));
         }
         if failure_line(line) {
+            if exit_code(line).is_some() || http_failure(line) {
+                signal = signal.or(Some(line.trim()));
+                continue;
+            }
             return Some(line.trim());
         }
     }
-    None
+    signal
 }
 
 /// One line that reports a failure by its shape.
@@ -385,6 +393,12 @@ mod tests {
             ("FAILED tests/test_io.py::test_read - assert 1 == 2", "FAILED tests/test_io.py::test_read - assert 1 == 2"),
             ("thread 'main' panicked at src/main.rs:3:5:\nboom", "thread 'main' panicked at src/main.rs:3:5:"),
             ("ran it\nProcess exited with status 2", "Process exited with status 2"),
+            // An exit code says that it failed; a later line says what.
+            (
+                "exit code: 101\nrunning 2 tests\ntest a ... ok\ntest render::pads ... FAILED\n",
+                "test render::pads ... FAILED",
+            ),
+            ("HTTP/1.1 409 Conflict\n\nError: parcel already shipped", "Error: parcel already shipped"),
         ] {
             assert_eq!(failure(&result(text)).as_deref(), Some(line), "{text}");
         }
