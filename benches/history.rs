@@ -3,14 +3,20 @@
 //! a cold count, and one compaction round with the digest (target:
 //! under 5 ms).
 //!
-//! Run with `cargo bench --bench history`.
+//! Also redaction throughput on a megabyte of the redaction corpus
+//! (`tests/redaction/`, secrets and look-alikes mixed): export redaction
+//! (`Redactor::redact`) and the digest's scrub (`scrub_for_digest`).
+//!
+//! Run with `cargo bench --bench history` (only redaction:
+//! `cargo bench --bench history -- redaction`).
 
 use std::hint::black_box;
 
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use ptc_lisp::agent::{Agent, AgentConfig, HistorySettings, ScriptedProvider};
+use ptc_lisp::history::redact::{scrub_for_digest, Redactor};
 use ptc_lisp::history::{Compactor, Context, Digest, Message, Policy, TokenCounter};
 use ptc_lisp::session::Session;
 
@@ -142,5 +148,42 @@ fn bench_agent(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench, bench_agent);
+/// About 1 MiB of the redaction corpus's texts, secrets and look-alikes
+/// mixed, one per line.
+fn redaction_text() -> String {
+    let mut unit = String::new();
+    for corpus in [
+        include_str!("../tests/redaction/secrets.jsonl"),
+        include_str!("../tests/redaction/lookalikes.jsonl"),
+    ] {
+        for line in corpus.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).expect("corpus line");
+            unit.push_str(record["text"].as_str().unwrap_or_default());
+            unit.push('\n');
+        }
+    }
+    let mut text = String::with_capacity((1 << 20) + unit.len());
+    while text.len() < 1 << 20 {
+        text.push_str(&unit);
+    }
+    text
+}
+
+fn bench_redaction(c: &mut Criterion) {
+    let text = redaction_text();
+    let redactor = Redactor::default();
+    redactor.prepare();
+    let mut group = c.benchmark_group("redaction");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("export_redact_1mib_corpus", |b| {
+        b.iter(|| redactor.redact(black_box(&text)).len())
+    });
+    group.bench_function("digest_scrub_1mib_corpus", |b| {
+        b.iter(|| scrub_for_digest(black_box(&text)).len())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, bench_agent, bench_redaction);
 criterion_main!(benches);

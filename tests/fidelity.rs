@@ -223,17 +223,27 @@ fn fact_holds(lines: &[String], fact: &Fact) -> bool {
 
 /// The summary's sections as (normalized title, normalized body lines).
 /// A `#` heading starts a section; so does a short `Label: text` line,
-/// whose text is the section's one line.
+/// whose text is the section's one line. Under a heading, a list item
+/// (`- Resolved: ...` quoted in a progress section) is an item of that
+/// heading's section, not a label.
 fn sections(summary: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut under_heading = false;
     for line in summary.lines() {
         let trimmed = line.trim();
         if let Some(title) = trimmed.strip_prefix('#') {
             out.push((normalize(title.trim_start_matches('#')), Vec::new()));
+            under_heading = true;
             continue;
         }
+        let bullet = trimmed.starts_with(['-', '*']);
         let bare = trimmed.trim_start_matches(['-', '*', ' ']);
-        if let Some((label, rest)) = bare.split_once(':') {
+        let label = if bullet && under_heading {
+            None
+        } else {
+            bare.split_once(':')
+        };
+        if let Some((label, rest)) = label {
             let label = normalize(label);
             if label.len() <= 40 && failure_title(&label).is_some() {
                 out.push((label, vec![normalize(rest)]));
@@ -606,6 +616,10 @@ fn sections_are_read_from_headings_and_labels() {
         ["- run cargo test -> failed x"]
     );
     assert_eq!(listed(s, Listed::Fixed), ["cargo build (e0277)"]);
+    // A quoted conclusion under a heading is no label.
+    let p = "## Progress\n- Resolved: p99 is back\n- Fixed: nothing here\n";
+    assert!(listed(p, Listed::Fixed).is_empty());
+    assert!(listed("- Fixed: cargo build", Listed::Fixed) == ["cargo build"]);
     let lines: Vec<String> = s.lines().map(normalize).collect();
     assert!(path_occurs(&lines, "src/parse.rs"));
     assert!(path_occurs(&lines, "src/lib.rs"));
@@ -667,25 +681,35 @@ fn retention_table() {
 /// How `target_after_compaction` trades what survives against room left
 /// before the next compaction, over the whole corpus with `task_state`:
 /// `cargo test --test fidelity target_sweep -- --ignored --nocapture`.
+/// Prints one row per history and budget (facts kept and tokens after
+/// compaction at each target, default keep policies), then the totals
+/// for the default keep policies and for `keep_recent_turns = 1,
+/// keep_tool_io_pairs = 1` (where the target decides how much is kept).
 #[test]
 #[ignore = "a measurement for BENCHMARKS.md"]
 fn target_sweep() {
+    const TARGETS: [f64; 5] = [0.3, 0.4, 0.5, 0.6, 0.7];
     let cases: Vec<Case> = names().iter().map(|n| load(n)).collect();
-    let mut table = String::from(
-        "| keep_recent_turns, keep_tool_io_pairs | target_after_compaction | facts kept | open failures kept or listed | prompt after / budget (mean) | rounds before the next trigger at 100 tokens a turn (mean) |\n\
-         |---|---|---|---|---|---|\n",
-    );
     let defaults = Policy::default();
     let keeps = [
         (defaults.keep_recent_turns, defaults.keep_tool_io_pairs),
         (1, 1),
     ];
+    let mut totals = String::from(
+        "| keep_recent_turns, keep_tool_io_pairs | target_after_compaction | facts kept | open failures kept or listed | prompt after / budget (mean) | rounds before the next trigger at 100 tokens a turn (mean) |\n\
+         |---|---|---|---|---|---|\n",
+    );
     for (turns, pairs) in keeps {
-        for target in [0.3, 0.4, 0.5, 0.6, 0.7, 0.8] {
-            let (mut kept, mut total, mut open_ok, mut open, mut share, mut room, mut runs) =
-                (0, 0, 0, 0, 0.0, 0.0, 0);
-            for case in &cases {
-                for &budget in &case.facts.budgets {
+        let mut rows = format!(
+            "keep_recent_turns {turns}, keep_tool_io_pairs {pairs}: facts kept, tokens after compaction\n\n| history | max_context_tokens |{}\n|---|---|{}\n",
+            TARGETS.map(|t| format!(" {t} |")).concat(),
+            "---|".repeat(TARGETS.len())
+        );
+        let mut sums = vec![(0, 0, 0, 0, 0.0, 0.0, 0); TARGETS.len()];
+        for case in &cases {
+            for &budget in &case.facts.budgets {
+                let _ = write!(rows, "| {} | {budget} |", case.name);
+                for (t, &target) in TARGETS.iter().enumerate() {
                     let policy = Policy {
                         target_after_compaction: target,
                         keep_recent_turns: turns,
@@ -693,29 +717,39 @@ fn target_sweep() {
                         ..policy(&case.facts, budget, Strategy::TaskState)
                     };
                     let v = judge_with(case, &policy, false);
-                    kept += v.facts_kept;
-                    total += v.facts_total;
+                    let _ = write!(rows, " {}/{}, {} |", v.facts_kept, v.facts_total, v.tokens);
                     let missed = v
                         .failures
                         .iter()
                         .chain(&v.gaps)
                         .filter(|p| p.contains("neither kept nor listed"))
                         .count();
-                    open += case.facts.unresolved.len();
-                    open_ok += case.facts.unresolved.len() - missed;
-                    share += v.tokens as f64 / policy.budget() as f64;
-                    room += policy.trigger_tokens().saturating_sub(v.tokens) as f64 / 100.0;
-                    runs += 1;
+                    let s = &mut sums[t];
+                    s.0 += v.facts_kept;
+                    s.1 += v.facts_total;
+                    s.2 += case.facts.unresolved.len() - missed;
+                    s.3 += case.facts.unresolved.len();
+                    s.4 += v.tokens as f64 / policy.budget() as f64;
+                    s.5 += policy.trigger_tokens().saturating_sub(v.tokens) as f64 / 100.0;
+                    s.6 += 1;
                 }
+                rows.push('\n');
             }
+        }
+        println!("{rows}");
+        for (t, s) in TARGETS.iter().zip(&sums) {
             let _ = writeln!(
-            table,
-            "| {turns}, {pairs} | {target} | {kept}/{total} ({:.1}%) | {open_ok}/{open} | {:.2} | {:.1} |",
-            100.0 * kept as f64 / total as f64,
-            share / runs as f64,
-            room / runs as f64,
-        );
+                totals,
+                "| {turns}, {pairs} | {t} | {}/{} ({:.1}%) | {}/{} | {:.2} | {:.1} |",
+                s.0,
+                s.1,
+                100.0 * s.0 as f64 / s.1 as f64,
+                s.2,
+                s.3,
+                s.4 / s.6 as f64,
+                s.5 / s.6 as f64,
+            );
         }
     }
-    println!("{table}");
+    println!("{totals}");
 }

@@ -210,6 +210,7 @@ fn a_summarizer_that_never_answers_meets_the_deadline_in_the_library() {
         previous: None,
         state: None,
         note: None,
+        later: &[],
         model: TokenModel::for_model("gpt-4o"),
     };
     let started = Instant::now();

@@ -547,6 +547,7 @@ mod tests {
             previous: Some("earlier facts"),
             state: Some("defined total : integer"),
             note: Some("user-requested"),
+            later: &[],
             model: TokenModel::for_model("gpt-4o"),
         }
     }

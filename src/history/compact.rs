@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::count::{Breakdown, TokenCounter, REPLY_PRIMING};
 use super::event::{Event, KeptCounts, Layers, PolicySnapshot};
-use super::message::Message;
+use super::message::{Message, Role};
 use super::policy::{Policy, PolicyError, Strategy};
 use super::summary::{
     summary_body, summary_message, summary_version, Summarizer, SummaryError, SummaryRequest,
@@ -405,6 +405,28 @@ impl Compactor {
                 }
             }
         }
+        // The kept messages after the last pruned tool exchange: a
+        // success there resolves a pruned failure. Kept messages before a
+        // pruned tool exchange are left out, so a success is never read
+        // before a failure that came after it.
+        let exchanges_end = pruned_units
+            .iter()
+            .filter(|u| {
+                messages[u.start..u.end].iter().any(|m| {
+                    m.role == Role::Tool
+                        || m.calls_tools()
+                        || m.content.tool_result_entries().next().is_some()
+                })
+            })
+            .map(|u| u.end)
+            .max()
+            .unwrap_or(0);
+        let later: Vec<&Message> = units
+            .iter()
+            .zip(&plan.keep)
+            .filter(|(u, keep)| **keep && u.start >= exchanges_end)
+            .flat_map(|(u, _)| &messages[u.start..u.end])
+            .collect();
         let mut fallbacks = Vec::new();
         let request = SummaryRequest {
             strategy: self.policy.strategy,
@@ -413,6 +435,7 @@ impl Compactor {
             previous: previous.map(summary_body),
             state: context.state,
             note: note.as_deref(),
+            later: &later,
             model: self.counter.token_model(),
         };
         let summarize_started = std::time::Instant::now();

@@ -150,6 +150,7 @@ struct Facts {
 fn digest(request: &SummaryRequest<'_>) -> String {
     let mut facts = request.previous.map(parse_previous).unwrap_or_default();
     facts.gather(&super::redact::without_secret_values_in(request.messages));
+    facts.resolve_later(request.later);
     if let Some(state) = request.state {
         facts.state = state
             .lines()
@@ -355,13 +356,14 @@ fn next_step(facts: &Facts) -> Vec<Item> {
 
 impl Facts {
     /// Take in one run of pruned messages, in order.
-    fn gather(&mut self, messages: &[Message]) {
+    fn gather(&mut self, messages: &[std::borrow::Cow<'_, Message>]) {
         self.messages += messages.len();
         // Calls awaiting their result: (id, name, target).
         let mut pending: Vec<(String, String, String)> = Vec::new();
         let mut seen_files: HashSet<String> = self.paths.iter().cloned().collect();
         let mut seen_ids: HashSet<String> = self.identifiers.iter().cloned().collect();
         for m in messages {
+            let m: &Message = m;
             match m.role {
                 Role::User => {
                     // Anthropic tool results come in user messages.
@@ -372,7 +374,7 @@ impl Facts {
                             (None, true) => Some("is_error: true".to_string()),
                             (None, false) => None,
                         };
-                        self.result(&mut pending, id, failed);
+                        self.result(&mut pending, id, failed, true);
                     }
                     let text = m.text();
                     let text = text.trim();
@@ -431,7 +433,7 @@ impl Facts {
                 }
                 Role::Tool => {
                     let Some(id) = &m.tool_call_id else { continue };
-                    self.result(&mut pending, id, failure(m));
+                    self.result(&mut pending, id, failure(m), true);
                 }
                 Role::System | Role::Developer => {}
             }
@@ -444,30 +446,65 @@ impl Facts {
     }
 
     /// The result of the pending call `id`: a failure opens (or
-    /// replaces) an entry; a success fixes the open failures of the same
-    /// tool on the same or a narrower target.
+    /// replaces) an entry when `open_new`; a success fixes the open
+    /// failures it resolves (`failure::resolves`).
     fn result(
         &mut self,
         pending: &mut Vec<(String, String, String)>,
         id: &str,
         failed: Option<String>,
+        open_new: bool,
     ) {
         let Some(pos) = pending.iter().position(|(cid, _, _)| cid == id) else {
             return;
         };
         let (_, tool, target) = pending.remove(pos);
         match failed {
-            Some(line) => {
+            Some(line) if open_new => {
+                // A failed retry supersedes what it retried.
                 let open = Open { tool, target, line };
-                self.open.retain(|o| o.key() != open.key());
+                self.open.retain(|o| {
+                    o.key() != open.key()
+                        && !(o.tool == open.tool && failure::retries(&open.target, &o.target))
+                });
                 self.open.push(open);
             }
+            Some(_) => {}
             None => {
                 let (fixed, still): (Vec<Open>, Vec<Open>) = std::mem::take(&mut self.open)
                     .into_iter()
                     .partition(|o| o.tool == tool && resolves(&target, &o.target));
                 self.open = still;
                 self.fixed.extend(fixed.iter().map(|o| clip(&o.key())));
+            }
+        }
+    }
+
+    /// Resolve open failures against the messages kept after the pruned
+    /// part: a success there fixes what it resolves, as in the pruned
+    /// part; nothing else of them is taken in (they stay in the history).
+    fn resolve_later(&mut self, later: &[&Message]) {
+        let mut pending: Vec<(String, String, String)> = Vec::new();
+        for m in later {
+            if self.open.is_empty() {
+                return;
+            }
+            for call in m.tool_call_summaries() {
+                pending.push((call.id, call.name, target(&call.arguments)));
+            }
+            match m.role {
+                Role::User => {
+                    for (id, text, is_error) in m.content.tool_result_entries() {
+                        let failed = failure::text_failure(&text).is_some() || is_error;
+                        self.result(&mut pending, id, failed.then(String::new), false);
+                    }
+                }
+                Role::Tool => {
+                    if let Some(id) = &m.tool_call_id {
+                        self.result(&mut pending, id, failure(m), false);
+                    }
+                }
+                _ => {}
             }
         }
     }
@@ -567,8 +604,11 @@ fn collect_identifiers(arguments: &str, out: &mut Vec<String>) {
                         out.push(s.to_string());
                     }
                 } else {
-                    for word in s.split_whitespace() {
-                        let word = word.trim_matches(|c: char| "\"'`,;()[]{}".contains(c));
+                    // Words of prose or code: a path inside a call
+                    // (`read_csv('data/x.csv')`) is a word of its own.
+                    for word in s.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}=".contains(c))
+                    {
+                        let word = word.trim_matches(|c: char| ":.".contains(c));
                         if looks_like_path(word) && word.chars().count() <= 100 {
                             out.push(word.to_string());
                         }
@@ -589,9 +629,17 @@ fn collect_identifiers(arguments: &str, out: &mut Vec<String>) {
     }
 }
 
+/// A file path: only path characters (letters, digits, `_ - . / ~ + @`;
+/// a code fragment such as `c.trim().collect` or `//!` is none), a file
+/// name with a letter or digit, and a `/` or an extension.
 fn looks_like_path(word: &str) -> bool {
+    let base = word.rsplit('/').next().unwrap_or(word);
     word.len() > 2
         && !word.contains("://")
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_-./~+@".contains(c))
+        && base.chars().any(char::is_alphanumeric)
         && (word.contains('/')
             || word.rsplit_once('.').is_some_and(|(stem, ext)| {
                 !stem.is_empty()
@@ -777,6 +825,7 @@ mod tests {
             previous,
             state: None,
             note: None,
+            later: &[],
             model: TokenModel::for_model("gpt-4o"),
         }
     }
@@ -785,6 +834,15 @@ mod tests {
         text.split(&format!("## {title}\n"))
             .nth(1)
             .map_or("", |rest| rest.split("\n## ").next().unwrap_or(""))
+    }
+
+    /// The items of the unresolved section (not its `Fixed:` line).
+    fn listed_open(text: &str) -> String {
+        section(text, UNRESOLVED)
+            .lines()
+            .filter(|l| l.starts_with("- "))
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     fn session() -> Vec<Message> {
@@ -914,6 +972,118 @@ mod tests {
                 Strategy::Brief => assert!(!t.contains("## Tool activity"), "{t}"),
             }
         }
+    }
+
+    #[test]
+    fn kept_messages_resolve_pruned_failures() {
+        let pruned = vec![
+            Message::user("Roll out the fix"),
+            Message::tool_call([(
+                "k1",
+                "kubectl",
+                r#"{"args":"rollout status deployment/payments"}"#,
+            )]),
+            Message::tool_result(
+                "k1",
+                "error: deployment \"payments\" exceeded its progress deadline",
+            ),
+            Message::tool_call([("h1", "check_health", r#"{"target":"db-replica-2"}"#)]),
+            Message::tool_result("h1", r#"{"status":"unhealthy","exit_code":2}"#),
+        ];
+        let kept = [
+            Message::tool_call([
+                (
+                    "k2",
+                    "kubectl",
+                    r#"{"args":"rollout status deployment/payments"}"#,
+                ),
+                ("h2", "check_health", r#"{"target":"payments"}"#),
+            ]),
+            Message::tool_result("k2", "deployment \"payments\" successfully rolled out"),
+            Message::tool_result("h2", r#"{"status":"healthy"}"#),
+        ];
+        // Without the kept messages both stay open.
+        let alone = Digest.summarize(&request(&pruned, None, 1000)).unwrap();
+        assert!(listed_open(&alone).contains("progress deadline"), "{alone}");
+        let mut r = request(&pruned, None, 1000);
+        let kept: Vec<&Message> = kept.iter().collect();
+        r.later = &kept;
+        let text = Digest.summarize(&r).unwrap();
+        let open = listed_open(&text);
+        assert!(
+            !open.contains("progress deadline"),
+            "fixed by a kept turn:\n{text}"
+        );
+        assert!(
+            text.contains("\nFixed: kubectl(rollout status deployment/payments)"),
+            "{text}"
+        );
+        // Another target of the same tool fixes nothing.
+        assert!(open.contains("check_health(db-replica-2)"), "{text}");
+        // A kept failure is not listed (it is in the history itself).
+        let failing = [
+            Message::tool_call([("x1", "sql", r#"{"query":"select * from sales.refunds"}"#)]),
+            Message::tool_result("x1", r#"{"error": "permission denied"}"#),
+        ];
+        let failing: Vec<&Message> = failing.iter().collect();
+        r.later = &failing;
+        let text = Digest.summarize(&r).unwrap();
+        assert!(!text.contains("sales.refunds"), "{text}");
+    }
+
+    #[test]
+    fn a_corrected_query_fixes_the_failed_one_and_others_stay_open() {
+        let msgs = vec![
+            Message::user("Q3 revenue by month"),
+            Message::tool_call([(
+                "q1",
+                "sql",
+                r#"{"query":"select sum(amount_usd) from sales.orders"}"#,
+            )]),
+            Message::tool_result("q1", r#"{"error": "column \"amount_usd\" does not exist"}"#),
+            Message::tool_call([(
+                "q2",
+                "sql",
+                r#"{"query":"select * from finance.fx_rates limit 5"}"#,
+            )]),
+            Message::tool_result("q2", r#"{"error": "permission denied for table fx_rates"}"#),
+            Message::tool_call([(
+                "q3",
+                "sql",
+                r#"{"query":"select sum(net_amount) from sales.orders where not is_test"}"#,
+            )]),
+            Message::tool_result("q3", r#"{"rows": [{"sum": 4812300}]}"#),
+            Message::assistant("Done."),
+        ];
+        let text = Digest.summarize(&request(&msgs, None, 1000)).unwrap();
+        let open = listed_open(&text);
+        assert!(
+            !open.contains("amount_usd"),
+            "a corrected retry fixed it:\n{text}"
+        );
+        assert!(
+            text.contains("\nFixed: sql(select sum(amount_usd)"),
+            "{text}"
+        );
+        assert!(open.contains("permission denied"), "never retried:\n{text}");
+        // A retry that fails again supersedes the first failure.
+        let mut again = msgs[..5].to_vec();
+        again.push(Message::tool_call([(
+            "q4",
+            "sql",
+            r#"{"query":"select sum(net) from sales.orders"}"#,
+        )]));
+        again.push(Message::tool_result(
+            "q4",
+            r#"{"error": "column \"net\" does not exist"}"#,
+        ));
+        let text = Digest.summarize(&request(&again, None, 1000)).unwrap();
+        let open = listed_open(&text);
+        assert!(
+            !open.contains("amount_usd") && open.contains("sum(net)"),
+            "{text}"
+        );
+        assert!(open.contains("permission denied"), "{text}");
     }
 
     #[test]

@@ -2,8 +2,28 @@
 //! protocol's error fields, a reported exit code, the shape of compiler,
 //! test-runner and HTTP failure output), never from a word occurring in
 //! the content; and what a call targets, so a later success of the same
-//! tool on the same (or a broader) target resolves an earlier failure.
-//! No I/O.
+//! tool resolves an earlier failure. No I/O.
+//!
+//! The resolution rule ([`resolves`]): a failure of tool `T` on target
+//! `A` is fixed by a later *successful* call of `T` on target `B` when
+//! 1. `B` is `A`, or broader than `A` (its words start `A`'s words:
+//!    `cargo test` covers `cargo test parser::nested`; an empty target
+//!    covers all); or
+//! 2. `B` is a corrected retry of `A`: `A` names at least one object (a
+//!    qualified name: `sales.orders`, `src/a.rs`, `deployment/payments`,
+//!    `parser::tests`; see [`objects`]) and `B` names every object `A`
+//!    names. A failed query of `sales.orders` followed by a different,
+//!    successful query of `sales.orders` is a fix; a later success on
+//!    another table is not, and neither is one on a target that names no
+//!    object (`check_health payments` does not fix `check_health
+//!    db-replica-2`).
+//!
+//! A failing call supersedes the open failures it would have fixed by
+//! rule 2 (the retry failed again: its own failure is the one listed).
+//! A call of another tool never resolves anything, and a failure stays
+//! open when nothing later matches. Known limit: two different targets
+//! that share every qualified name (`cargo test --manifest-path
+//! a/Cargo.toml x` and `... y`) count as a retry of each other.
 
 use serde_json::Value as Json;
 
@@ -79,8 +99,12 @@ fn signal_line(signal: String, text: &str) -> String {
     }
 }
 
-/// The first line of `text` shaped like a failure report.
+/// The line of `text` that reports its failure: the first line shaped
+/// like a failure that names it (a diagnostic, a failed test, an
+/// exception), else the first that only signals it (an exit code or an
+/// HTTP status line, which say that it failed but not what).
 pub fn text_failure(text: &str) -> Option<&str> {
+    let mut signal = None;
     for line in text.lines() {
         let line = line.trim_end();
         if line.starts_with("Traceback (most recent call last)") {
@@ -93,10 +117,14 @@ pub fn text_failure(text: &str) -> Option<&str> {
             return Some(last.unwrap_or(line));
         }
         if failure_line(line) {
+            if exit_code(line).is_some() || http_failure(line) {
+                signal = signal.or(Some(line.trim()));
+                continue;
+            }
             return Some(line.trim());
         }
     }
-    None
+    signal
 }
 
 /// One line that reports a failure by its shape.
@@ -208,7 +236,7 @@ fn http_failure(line: &str) -> bool {
 /// What a call acts on: its path, command, URL or query argument when it
 /// has one, else all its arguments on one line.
 pub fn target(arguments: &str) -> String {
-    const KEYS: [&str; 14] = [
+    const KEYS: [&str; 15] = [
         "path",
         "file",
         "file_path",
@@ -216,6 +244,7 @@ pub fn target(arguments: &str) -> String {
         "target",
         "command",
         "cmd",
+        "args",
         "url",
         "query",
         "filter",
@@ -251,13 +280,58 @@ pub fn target(arguments: &str) -> String {
 }
 
 /// True when a success of a call on `later` resolves a failure of the
-/// same tool on `failed`: the same target, or a broader one (its words
-/// start the failed target's words: `cargo test` covers `cargo test
-/// parser::nested`; no target covers all).
+/// same tool on `failed` (the module's rule): the same or a broader
+/// target, or a corrected retry ([`retries`]).
 pub fn resolves(later: &str, failed: &str) -> bool {
+    covers(later, failed) || retries(later, failed)
+}
+
+/// The same target or a broader one: `later`'s words start `failed`'s
+/// words (`cargo test` covers `cargo test parser::nested`; an empty
+/// target covers all).
+pub fn covers(later: &str, failed: &str) -> bool {
     let later: Vec<&str> = later.split_whitespace().collect();
     let failed: Vec<&str> = failed.split_whitespace().collect();
     later.len() <= failed.len() && failed[..later.len()] == later[..]
+}
+
+/// A corrected retry: `failed` names at least one object and `later`
+/// names every one of them.
+pub fn retries(later: &str, failed: &str) -> bool {
+    let wanted = objects(failed);
+    if wanted.is_empty() {
+        return false;
+    }
+    let have = objects(later);
+    wanted.iter().all(|o| have.contains(o))
+}
+
+/// The objects a target names: its qualified names, words (runs of
+/// letters, digits and `_ . / : -`) with a `.`, `/` or `::` inside whose
+/// first part has at least two letters (`sales.orders`, `src/a.rs`,
+/// `deployment/payments`, `parser::tests`; not `o.id`, `3.14`,
+/// `v2.1`, nor a word without a separator).
+pub fn objects(target: &str) -> Vec<&str> {
+    let word_char = |c: char| c.is_ascii_alphanumeric() || "_./:-".contains(c);
+    let mut out: Vec<&str> = Vec::new();
+    for word in target.split(|c: char| !word_char(c)) {
+        let word = word.trim_matches(|c: char| ".:/-".contains(c));
+        let Some(sep) = word.find(['.', '/', ':']) else {
+            continue;
+        };
+        let rest = &word[sep..];
+        if rest.starts_with(':') && !rest.starts_with("::") {
+            continue;
+        }
+        let letters = word[..sep]
+            .chars()
+            .filter(char::is_ascii_alphabetic)
+            .count();
+        if letters >= 2 && !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
 }
 
 fn one_line(text: &str) -> String {
@@ -319,6 +393,12 @@ mod tests {
             ("FAILED tests/test_io.py::test_read - assert 1 == 2", "FAILED tests/test_io.py::test_read - assert 1 == 2"),
             ("thread 'main' panicked at src/main.rs:3:5:\nboom", "thread 'main' panicked at src/main.rs:3:5:"),
             ("ran it\nProcess exited with status 2", "Process exited with status 2"),
+            // An exit code says that it failed; a later line says what.
+            (
+                "exit code: 101\nrunning 2 tests\ntest a ... ok\ntest render::pads ... FAILED\n",
+                "test render::pads ... FAILED",
+            ),
+            ("HTTP/1.1 409 Conflict\n\nError: parcel already shipped", "Error: parcel already shipped"),
         ] {
             assert_eq!(failure(&result(text)).as_deref(), Some(line), "{text}");
         }
@@ -357,5 +437,44 @@ mod tests {
         assert!(resolves("", "anything"));
         assert!(!resolves("src/b.rs", "src/a.rs"));
         assert!(!resolves("cargo test parser::nested", "cargo test"));
+    }
+
+    #[test]
+    fn objects_are_qualified_names() {
+        assert_eq!(
+            objects("select sum(amount_usd) from sales.orders o where o.id = 3.14"),
+            ["sales.orders"]
+        );
+        assert_eq!(
+            objects("-n shop rollout status deployment/payments --timeout=120s"),
+            ["deployment/payments"]
+        );
+        assert_eq!(objects("src/a.rs"), ["src/a.rs"]);
+        assert_eq!(
+            objects("cargo test parser::nested v2.14.0"),
+            ["parser::nested"]
+        );
+        assert!(objects("db-replica-2").is_empty());
+        assert!(objects("payments").is_empty());
+        assert!(objects("").is_empty());
+    }
+
+    #[test]
+    fn a_corrected_retry_on_the_same_object_resolves() {
+        // The data-analysis pattern: a failed query, then a corrected
+        // query of the same table that succeeds.
+        let failed = "select sum(amount_usd) from sales.orders where region = 'EMEA'";
+        let corrected =
+            "select sum(net_amount) from sales.orders where region = 'EMEA' and not is_test";
+        assert!(resolves(corrected, failed));
+        // A success on another table is no fix of it.
+        assert!(!resolves("select * from sales.customers", failed));
+        let denied = "select * from finance.fx_rates limit 5";
+        assert!(!resolves(corrected, denied));
+        // A target naming no object is only fixed by itself or broader.
+        assert!(!resolves("payments", "db-replica-2"));
+        assert!(resolves("db-replica-2", "db-replica-2"));
+        // A narrower success does not fix a broader failure.
+        assert!(!resolves("cargo test a::b", "cargo test"));
     }
 }

@@ -53,7 +53,9 @@ impl fmt::Display for Strategy {
 
 /// The default `target_after_compaction`: half the budget, so a
 /// compaction leaves room for many turns before the next one while the
-/// recent turns the agent needs stay verbatim.
+/// recent turns the agent needs stay verbatim. Measured on the fidelity
+/// corpus (BENCHMARKS.md, `target_sweep`): the low end of the range
+/// where a higher target still buys facts cheaply per extra compaction.
 pub const DEFAULT_TARGET_AFTER_COMPACTION: f64 = 0.5;
 
 /// Token-budget compaction settings (seed 004's `policy`).

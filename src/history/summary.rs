@@ -32,6 +32,11 @@ pub struct SummaryRequest<'a> {
     pub state: Option<&'a str>,
     /// The note of a manual compaction.
     pub note: Option<&'a str>,
+    /// Kept messages that come after every pruned tool exchange, in
+    /// order (not to be summarized): a success there resolves a pruned
+    /// failure, so the summary does not list as open what a kept turn
+    /// fixed. Empty when the caller keeps nothing after the pruned part.
+    pub later: &'a [&'a Message],
     /// How the caller counts tokens, so a summarizer can keep within
     /// `max_tokens`.
     pub model: TokenModel,

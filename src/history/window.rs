@@ -308,6 +308,7 @@ impl Window {
             previous: old.map(summary_body),
             state: None,
             note: None,
+            later: &[],
             model: self.counter.token_model(),
         };
         let deadline = Instant::now() + self.summary_deadline;

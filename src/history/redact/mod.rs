@@ -166,49 +166,85 @@ pub fn without_secret_values(arguments: &str) -> Cow<'_, str> {
     }
 }
 
-/// Copies of `messages` whose content and tool call arguments hold no
-/// secret ([`without_secret_values`], [`scrub_for_digest`]); the rest of
-/// each message is as it was. What the digest reads.
-pub fn without_secret_values_in(messages: &[Message]) -> Vec<Message> {
-    messages
-        .iter()
-        .map(|m| {
-            let mut m = m.clone();
-            match &mut m.content {
-                Content::Text(content) => {
-                    if let Cow::Owned(s) = scrub_for_digest(content) {
-                        *content = s;
+/// `messages` as the digest reads them: each one whose content or tool
+/// call arguments hold a secret is copied without it
+/// ([`without_secret_values`], [`scrub_for_digest`]), the rest of that
+/// message as it was; a message with nothing to drop is borrowed, not
+/// copied (most messages of a round, so a round copies only what it
+/// changes).
+pub fn without_secret_values_in(messages: &[Message]) -> Vec<Cow<'_, Message>> {
+    messages.iter().map(without_secrets).collect()
+}
+
+/// One message of [`without_secret_values_in`].
+fn without_secrets(m: &Message) -> Cow<'_, Message> {
+    let text = match &m.content {
+        Content::Text(content) => scrub_for_digest(content),
+        _ => Cow::Borrowed(""),
+    };
+    let parts = matches!(m.content, Content::Parts(_));
+    // Arguments as strings (the usual shape): scrubbed without a copy
+    // when clean; any other shape takes the copying path.
+    let mut arguments: Vec<Option<String>> = Vec::new();
+    let mut other_shape = false;
+    for call in m.tool_calls.iter().flatten() {
+        match call.get("function").and_then(|f| f.get("arguments")) {
+            Some(Json::String(s)) => arguments.push(match without_secret_values(s) {
+                Cow::Owned(clean) => Some(clean),
+                Cow::Borrowed(_) => None,
+            }),
+            Some(_) => other_shape = true,
+            None => arguments.push(None),
+        }
+    }
+    let clean = matches!(text, Cow::Borrowed(_))
+        && !parts
+        && !other_shape
+        && arguments.iter().all(Option::is_none);
+    if clean {
+        return Cow::Borrowed(m);
+    }
+    let text = match text {
+        Cow::Owned(s) => Some(s),
+        Cow::Borrowed(_) => None,
+    };
+    let mut m = m.clone();
+    match &mut m.content {
+        Content::Text(content) => {
+            if let Some(s) = text {
+                *content = s;
+            }
+        }
+        // Content parts and blocks: every string in them, and the
+        // values of secret-named keys (a `tool_use` block's input).
+        Content::Parts(parts) => {
+            parts.iter_mut().for_each(|p| {
+                drop_secret_values(p);
+            });
+        }
+        Content::Absent | Content::Null => {}
+    }
+    let mut scrubbed = arguments.into_iter();
+    for call in m.tool_calls.iter_mut().flatten() {
+        if let Some(arguments) = call
+            .get_mut("function")
+            .and_then(|f| f.get_mut("arguments"))
+        {
+            match arguments {
+                Json::String(s) => {
+                    if let Some(Some(clean)) = scrubbed.next() {
+                        *s = clean;
                     }
                 }
-                // Content parts and blocks: every string in them, and the
-                // values of secret-named keys (a `tool_use` block's input).
-                Content::Parts(parts) => {
-                    parts.iter_mut().for_each(|p| {
-                        drop_secret_values(p);
-                    });
-                }
-                Content::Absent | Content::Null => {}
-            }
-            for call in m.tool_calls.iter_mut().flatten() {
-                if let Some(arguments) = call
-                    .get_mut("function")
-                    .and_then(|f| f.get_mut("arguments"))
-                {
-                    match arguments {
-                        Json::String(s) => {
-                            if let Cow::Owned(clean) = without_secret_values(s) {
-                                *s = clean;
-                            }
-                        }
-                        other => {
-                            drop_secret_values(other);
-                        }
-                    }
+                other => {
+                    drop_secret_values(other);
                 }
             }
-            m
-        })
-        .collect()
+        } else {
+            scrubbed.next();
+        }
+    }
+    Cow::Owned(m)
 }
 
 /// The JSON object or array that `text` holds, if it is one.
@@ -438,6 +474,31 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_digest_copies_only_messages_with_a_secret() {
+        let messages = [
+            Message::user("Fix src/lib.rs, mail ana@example.com"),
+            Message::tool_call([("c1", "read_file", r#"{"path":"src/lib.rs"}"#)]),
+            Message::tool_result("c1", "fn main() {}"),
+            Message::user("my password: hunter22 ok"),
+            Message::tool_call([("c2", "login", r#"{"user":"ana","password":"hunter22"}"#)]),
+            Message::tool_call([("c3", "run", "sk_live_4eC39HqLyjWDarjtT1zdp7dc")]),
+        ];
+        let read = without_secret_values_in(&messages);
+        let borrowed: Vec<bool> = read.iter().map(|m| matches!(m, Cow::Borrowed(_))).collect();
+        assert_eq!(borrowed, [true, true, true, false, false, false]);
+        for (m, original) in read.iter().zip(&messages).skip(3) {
+            let seen = format!("{} {:?}", m.text(), m.tool_call_summaries());
+            assert!(
+                !seen.contains("hunter22") && !seen.contains("4eC39Hq"),
+                "{seen}"
+            );
+            assert_eq!(m.role, original.role);
+        }
+        // E-mail addresses stay for the digest (redacted on export).
+        assert!(read[0].text().contains("ana@example.com"));
+    }
 
     #[test]
     fn redaction_applied_before_export() {
