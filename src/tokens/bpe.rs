@@ -51,38 +51,30 @@ impl Bpe {
     /// Build the index over a table in the `PTCBPE1` format and compile
     /// `pattern`. None if the table is malformed or the pattern invalid.
     pub(crate) fn new(table: &'static [u8], pattern: &str) -> Option<Bpe> {
-        let rest = table.strip_prefix(MAGIC)?;
-        let n = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
-        let lengths = rest.get(4..4 + n)?;
-        let bytes = rest.get(4 + n..)?;
-        let mut starts = Vec::with_capacity(n + 1);
-        let mut at = 0u32;
-        for &len in lengths {
-            starts.push(at);
-            at += len as u32;
-        }
-        starts.push(at);
-        if at as usize != bytes.len() {
-            return None;
-        }
-        let size = (n * 2).next_power_of_two().max(16);
-        let mask = size - 1;
-        let mut slots = vec![0u32; size];
-        for rank in 0..n {
-            let token = &bytes[starts[rank] as usize..starts[rank + 1] as usize];
-            let mut i = hash(token) as usize & mask;
-            while slots[i] != 0 {
-                i = (i + 1) & mask;
-            }
-            slots[i] = rank as u32 + 1;
-        }
-        let split = fancy_regex_tok::Regex::new(pattern).ok()?;
-        Some(Bpe {
-            bytes,
-            starts,
-            slots,
-            mask,
-            split,
+        // The pattern compiles (about half the load) on a second thread
+        // while this one builds the index.
+        std::thread::scope(|scope| {
+            let split = std::thread::Builder::new()
+                .name("ptc-token-pattern".into())
+                .spawn_scoped(scope, || fancy_regex_tok::Regex::new(pattern).ok());
+            let index = Index::new(table);
+            let split = match split {
+                Ok(handle) => handle.join().ok().flatten(),
+                Err(_) => fancy_regex_tok::Regex::new(pattern).ok(),
+            }?;
+            let Index {
+                bytes,
+                starts,
+                slots,
+                mask,
+            } = index?;
+            Some(Bpe {
+                bytes,
+                starts,
+                slots,
+                mask,
+                split,
+            })
         })
     }
 
@@ -194,7 +186,7 @@ impl Bpe {
             }
         }
         let mut segments = len;
-        while let Some(Reverse((r, start, stop))) = heap.pop() {
+        while let Some(Reverse((_, start, stop))) = heap.pop() {
             // Stale unless `start` still begins a segment whose right
             // neighbour ends at `stop`.
             if !alive[start] {
@@ -204,7 +196,6 @@ impl Bpe {
             if right >= len || end[right] != stop {
                 continue;
             }
-            let _ = r;
             alive[right] = false;
             end[start] = stop;
             if stop < len {
@@ -226,6 +217,51 @@ impl Bpe {
             }
         }
         segments
+    }
+}
+
+/// The tables of a [`Bpe`] without its pattern.
+struct Index {
+    bytes: &'static [u8],
+    starts: Vec<u32>,
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+impl Index {
+    /// Read a table in the `PTCBPE1` format; None if it is malformed.
+    fn new(table: &'static [u8]) -> Option<Index> {
+        let rest = table.strip_prefix(MAGIC)?;
+        let n = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+        let lengths = rest.get(4..4 + n)?;
+        let bytes = rest.get(4 + n..)?;
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut at = 0u32;
+        for &len in lengths {
+            starts.push(at);
+            at += len as u32;
+        }
+        starts.push(at);
+        if at as usize != bytes.len() {
+            return None;
+        }
+        let size = (n * 2).next_power_of_two().max(16);
+        let mask = size - 1;
+        let mut slots = vec![0u32; size];
+        for rank in 0..n {
+            let token = &bytes[starts[rank] as usize..starts[rank + 1] as usize];
+            let mut i = hash(token) as usize & mask;
+            while slots[i] != 0 {
+                i = (i + 1) & mask;
+            }
+            slots[i] = rank as u32 + 1;
+        }
+        Some(Index {
+            bytes,
+            starts,
+            slots,
+            mask,
+        })
     }
 }
 
