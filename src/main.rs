@@ -286,8 +286,12 @@ fn run_command(invocation: Invocation) -> ExitCode {
         Command::Compact(args) => cli::compact::run(&args),
         Command::Config(command) => cli::config::run(&command),
         Command::Prompt(args) => {
-            // Every message's tokens are counted (`count_tokens`).
-            ptc_lisp::tokens::Encoding::O200kBase.preload();
+            // Every message's tokens are counted.
+            ptc_lisp::tokens::preload(
+                args.model
+                    .as_deref()
+                    .unwrap_or(cli::prompt::DEFAULT_COUNTING_MODEL),
+            );
             let mission = match mission_text(&args.mission) {
                 Ok(m) => m,
                 Err(e) => return usage_error(&e),
@@ -1025,6 +1029,11 @@ fn agent_command(args: &AgentArgs) -> ExitCode {
         quiet: args.quiet,
         transcript,
         signal: signal.clone(),
+        counting_model: history_config
+            .model
+            .clone()
+            .unwrap_or_else(|| args.llm.clone()),
+        counter: None,
     });
     let run = agent.run();
     let received = signal.load(std::sync::atomic::Ordering::SeqCst);
@@ -1167,11 +1176,24 @@ struct CliProgress {
     transcript: Option<std::sync::Arc<std::sync::Mutex<Transcript>>>,
     /// The signal received (SIGINT, SIGTERM), 0 for none.
     signal: std::sync::Arc<std::sync::atomic::AtomicI32>,
+    /// The model whose tokenizer estimates a turn's tokens when the
+    /// provider reports none (the history layer's counting model).
+    counting_model: String,
+    /// Made on the first estimate.
+    counter: Option<ptc_lisp::history::TokenCounter>,
 }
 
 impl CliProgress {
     fn signal(&self) -> i32 {
         self.signal.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn lines(&mut self, report: &ptc_lisp::agent::TurnReport<'_>) -> String {
+        let model = &self.counting_model;
+        let counter = self
+            .counter
+            .get_or_insert_with(|| ptc_lisp::history::TokenCounter::new(model));
+        progress_lines(report, counter)
     }
 }
 
@@ -1194,7 +1216,7 @@ impl ptc_lisp::agent::Progress for CliProgress {
 
     fn turn_finished(&mut self, report: &ptc_lisp::agent::TurnReport<'_>) {
         let signal = self.signal();
-        if let Some(t) = &self.transcript {
+        if let Some(t) = self.transcript.clone() {
             let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
             t.pending = None;
             let mut entry = serde_json::to_value(report.transcript_entry()).unwrap_or_default();
@@ -1204,15 +1226,16 @@ impl ptc_lisp::agent::Progress for CliProgress {
                 }
             }
             t.write(entry);
+            drop(t);
             if signal != 0 {
                 if !self.quiet {
-                    errln!("{}", progress_lines(report).trim_end());
+                    errln!("{}", self.lines(report).trim_end());
                 }
                 signals::exit(signals::exit_code(signal));
             }
         }
         if !self.quiet {
-            errln!("{}", progress_lines(report).trim_end());
+            errln!("{}", self.lines(report).trim_end());
         }
     }
 
@@ -1263,8 +1286,13 @@ impl ptc_lisp::agent::Progress for CliProgress {
     }
 }
 
-/// What one turn did, indented under its `turn N/M` line.
-fn progress_lines(report: &ptc_lisp::agent::TurnReport<'_>) -> String {
+/// What one turn did, indented under its `turn N/M` line. Without
+/// provider usage the tokens are estimated by `counter`, the history
+/// layer's count of the request (framing and reply priming included).
+fn progress_lines(
+    report: &ptc_lisp::agent::TurnReport<'_>,
+    counter: &mut ptc_lisp::history::TokenCounter,
+) -> String {
     use ptc_lisp::compression::format::{to_clojure, FormatOptions};
 
     let (call, turn) = (report.call, report.turn);
@@ -1319,13 +1347,16 @@ fn progress_lines(report: &ptc_lisp::agent::TurnReport<'_>) -> String {
             u.input_tokens, u.output_tokens
         )),
         None => {
-            // The provider reports no usage (a script): estimate it.
-            let sent: usize = call
+            // The provider reports no usage (a script): estimate it the
+            // way the history layer counts the request.
+            let sent: Vec<ptc_lisp::history::Message> = call
                 .messages
                 .iter()
-                .map(|m| ptc_lisp::tokens::count_tokens(&m.content))
-                .sum();
-            let reply = ptc_lisp::tokens::count_tokens(&call.reply);
+                .cloned()
+                .map(ptc_lisp::history::Message::from)
+                .collect();
+            let sent = counter.count(&sent).total();
+            let reply = counter.token_model().count(&call.reply);
             out.push_str(&format!("  tokens: ~{sent} in, ~{reply} out (estimated)\n"));
         }
     }

@@ -523,7 +523,9 @@ fn prompt_prints_the_first_messages_the_agent_sends() {
         );
     }
     assert!(
-        printed.trim_end().ends_with("tokens (o200k_base) ==="),
+        printed
+            .trim_end()
+            .ends_with("the total the reply priming) ==="),
         "{printed}"
     );
 }

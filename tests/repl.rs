@@ -347,11 +347,44 @@ fn tokens_break_the_prompt_down_by_section() {
         "output",
         "programs",
         "other",
+        "framing",
     ]
     .iter()
     .map(|n| count(n))
     .sum();
     assert_eq!(total, sum, "{text}");
+    assert!(count("framing") > 0, "{text}");
+}
+
+/// `:tokens` and `:budget` show the same total for the same prompt (one
+/// count source), before and after turns.
+#[test]
+fn tokens_and_budget_agree() {
+    let out = piped(
+        &["--mission", "Sum the values"],
+        ":tokens
+:budget
+(def v [1 2 3])
+(println (apply + v))
+:tokens
+:budget
+",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let totals: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("total"))
+        .map(|r| r.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    let budgets: Vec<usize> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("next prompt: "))
+        .map(|r| r.split_whitespace().next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(totals.len(), 2, "{text}");
+    assert_eq!(totals, budgets, "{text}");
+    assert!(totals[1] > totals[0], "{text}");
 }
 
 #[test]

@@ -43,3 +43,4 @@ mod regressions;
 mod repl;
 mod session;
 mod special_forms;
+mod token_counts;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::Args;
 use ptc_lisp::agent::{Agent, AgentConfig, ScriptedProvider};
 use ptc_lisp::compression::{CompressionSetting, Role};
-use ptc_lisp::tokens::count_tokens;
+use ptc_lisp::history::{Message, TokenCounter};
 
 /// Where the mission comes from, for `ptc agent` and `ptc prompt`.
 #[derive(Args)]
@@ -63,10 +63,23 @@ pub struct PromptArgs {
     #[arg(long, value_name = "N", default_value_t = ptc_lisp::input::MAX_DATA_BYTES,
           hide_default_value = true)]
     pub max_data_bytes: u64,
+    /// The model whose tokenizer counts, as for `ptc compact --model`
+    /// [default: gpt-4o]
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Print the messages and counts as one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// Print each message under a header with its role and token count
-/// (`o200k_base`), then the total.
+/// The model `ptc prompt` counts for when `--model` is absent.
+pub const DEFAULT_COUNTING_MODEL: &str = "gpt-4o";
+
+/// Print each message under a header with its role and token count,
+/// then the total. Every figure comes from the history layer's counter
+/// (the one `ptc compact`, the REPL's `:tokens`/`:budget` and the agent
+/// use): a message's count includes its role and framing, and the total
+/// adds the reply priming.
 pub fn run(args: &PromptArgs, mission: String, session: ptc_lisp::session::Session) -> ExitCode {
     let mut config = AgentConfig::new(mission)
         .with_max_turns(args.max_turns as usize)
@@ -86,23 +99,56 @@ pub fn run(args: &PromptArgs, mission: String, session: ptc_lisp::session::Sessi
         }
     };
     let (messages, _) = agent.next_messages();
+    let model = args.model.as_deref().unwrap_or(DEFAULT_COUNTING_MODEL);
+    let mut counter = TokenCounter::new(model);
+    let chat: Vec<Message> = messages.iter().cloned().map(Message::from).collect();
+    let per_message = counter.per_message(&chat);
+    let breakdown = counter.count(&chat);
+    let token_model = counter.token_model();
+    let counted = if token_model.is_exact() {
+        format!("{} tokens for {model}", token_model.encoding.name())
+    } else {
+        format!(
+            "tokens for {model}, approximated from {}",
+            token_model.encoding.name()
+        )
+    };
+    let role = |r: Role| match r {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    if args.json {
+        let report = serde_json::json!({
+            "model": model,
+            "encoding": token_model.encoding.name(),
+            "exact": token_model.is_exact(),
+            "messages": messages.iter().zip(&per_message).map(|(m, n)| serde_json::json!({
+                "role": role(m.role),
+                "content": m.content,
+                "tokens": n,
+            })).collect::<Vec<_>>(),
+            "tokens": {
+                "system": breakdown.system,
+                "developer": breakdown.developer,
+                "tools": breakdown.tools_schema,
+                "messages": breakdown.messages,
+                "total": breakdown.total(),
+            },
+        });
+        crate::cli::out::line(&report.to_string());
+        return ExitCode::SUCCESS;
+    }
     let mut out = String::new();
-    let mut total = 0;
-    for m in &messages {
-        let tokens = count_tokens(&m.content);
-        total += tokens;
-        let role = match m.role {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        out.push_str(&format!("=== {role} ({tokens} tokens) ===\n"));
+    for (m, tokens) in messages.iter().zip(&per_message) {
+        out.push_str(&format!("=== {} ({tokens} tokens) ===\n", role(m.role)));
         out.push_str(m.content.trim_end());
         out.push_str("\n\n");
     }
     out.push_str(&format!(
-        "=== {} message(s), {total} tokens (o200k_base) ===",
-        messages.len()
+        "=== {} message(s), {} tokens ({counted}; each message's count includes its role and framing, the total the reply priming) ===",
+        messages.len(),
+        breakdown.total()
     ));
     crate::cli::out::line(&out);
     ExitCode::SUCCESS

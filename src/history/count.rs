@@ -2,10 +2,16 @@
 //! that a pre-flight check on a growing history only counts what is new.
 //! No I/O.
 //!
-//! Each message costs its text, its tool calls (as JSON), its name and a
-//! framing of [`TOKENS_PER_MESSAGE`] (one more with a `name`); every
-//! request costs [`REPLY_PRIMING`] more. These are the OpenAI Chat
-//! format's figures; for other providers they are part of the estimate.
+//! This is the one source of every prompt token count the program shows
+//! (`:tokens`, `:budget`, `ptc prompt`, the agent's progress lines, the
+//! compaction lines and reports, events): [`TokenCounter::count`].
+//!
+//! Each message costs its role, its text, its tool calls (as JSON), its
+//! name and a framing of [`TOKENS_PER_MESSAGE`] (one more with a
+//! `name`); every request costs [`REPLY_PRIMING`] more. These are the
+//! OpenAI Chat format's figures (the cookbook's `num_tokens_from_messages`,
+//! checked against Python tiktoken in `tests/token_counts.rs`); for other
+//! providers they are part of the estimate.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -159,6 +165,7 @@ impl TokenCounter {
         self.misses += 1;
         let enc = self.model.encoding;
         let mut n = TOKENS_PER_MESSAGE
+            + enc.count(m.role.as_str())
             + match &m.content {
                 Content::Text(s) => enc.count(s),
                 Content::Parts(p) => count_parts(p, self.images, &|t| enc.count(t)),
@@ -292,9 +299,9 @@ mod tests {
         let b = c.count(&msgs);
         assert_eq!(
             b.system,
-            TOKENS_PER_MESSAGE + crate::tokens::count_tokens("You are terse.")
+            TOKENS_PER_MESSAGE + 1 + crate::tokens::count_tokens("You are terse.")
         );
-        assert_eq!(b.messages, REPLY_PRIMING + TOKENS_PER_MESSAGE + 2);
+        assert_eq!(b.messages, REPLY_PRIMING + TOKENS_PER_MESSAGE + 1 + 2);
         assert_eq!(b.tools_schema, 0);
         c.set_tools_schema(Some(
             &serde_json::json!([{"type": "function", "function": {"name": "read_file"}}]),

@@ -120,7 +120,8 @@ impl Repl {
                 false
             }
             ":tokens" => {
-                self.out.line(&self.tokens_text());
+                let text = self.tokens_text();
+                self.out.line(&text);
                 false
             }
             ":budget" => {
@@ -368,18 +369,44 @@ impl Repl {
         }
     }
 
-    /// `:tokens`: the next prompt's token counts by section.
-    fn tokens_text(&self) -> String {
+    /// `:tokens`: the next prompt's token counts by section. The total is
+    /// the history layer's count of the prompt (the one `:budget`, `ptc
+    /// prompt` and compaction show): the sections split the messages'
+    /// text, and `framing` is the rest (per-message framing, roles, the
+    /// reply priming and any tool schemas).
+    fn tokens_text(&mut self) -> String {
         let messages = self.next_prompt();
+        let chat: Vec<crate::history::Message> = messages
+            .iter()
+            .cloned()
+            .map(crate::history::Message::from)
+            .collect();
+        let counter = self.compactor.counter_mut();
+        let total = counter.count(&chat).total();
+        let model = counter.token_model();
+        let count = |text: &str| model.count(text);
         let mut sections = SectionCounts::default();
         for m in &messages {
             match m.role {
-                Role::System => sections.system += crate::tokens::count_tokens(&m.content),
-                Role::Assistant => sections.programs += crate::tokens::count_tokens(&m.content),
-                Role::User => sections.add_user_message(&m.content),
+                Role::System => sections.system += count(&m.content),
+                Role::Assistant => sections.programs += count(&m.content),
+                Role::User => sections.add_user_message(&m.content, &count),
             }
         }
-        sections.render()
+        let label = if model.is_exact() {
+            format!(
+                "{} tokens for {}",
+                model.encoding.name(),
+                self.config.counting_model
+            )
+        } else {
+            format!(
+                "tokens for {}, approximated from {}",
+                self.config.counting_model,
+                model.encoding.name()
+            )
+        };
+        sections.render(total, &label)
     }
 
     /// `:save FILE`.
@@ -488,7 +515,7 @@ impl SectionCounts {
     /// Split a USER message at its section headers (each at the start of
     /// a line) and count each part. Text before the first header is the
     /// mission in the first USER message and feedback in later ones.
-    fn add_user_message(&mut self, content: &str) {
+    fn add_user_message(&mut self, content: &str, count: &dyn Fn(&str) -> usize) {
         let mut starts: Vec<(usize, &str)> = Vec::new();
         let mut offset = 0;
         for line in content.split_inclusive('\n') {
@@ -498,7 +525,7 @@ impl SectionCounts {
             offset += line.len();
         }
         let first = starts.first().map_or(content.len(), |(at, _)| *at);
-        let lead = crate::tokens::count_tokens(&content[..first]);
+        let lead = count(&content[..first]);
         if self.seen_first {
             self.other += lead;
         } else {
@@ -507,7 +534,7 @@ impl SectionCounts {
         }
         for (i, (start, header)) in starts.iter().enumerate() {
             let end = starts.get(i + 1).map_or(content.len(), |(at, _)| *at);
-            let n = crate::tokens::count_tokens(&content[*start..end]);
+            let n = count(&content[*start..end]);
             *match *header {
                 ";; === tool/ ===" => &mut self.tools,
                 ";; === data/ ===" => &mut self.data,
@@ -519,7 +546,9 @@ impl SectionCounts {
         }
     }
 
-    fn render(&self) -> String {
+    /// The rows, then `framing` (what `total` has beyond the sections'
+    /// text) and the total.
+    fn render(&self, total: usize, label: &str) -> String {
         let rows = [
             ("mission", self.mission),
             ("tool/", self.tools),
@@ -536,12 +565,18 @@ impl SectionCounts {
         } else {
             let _ = writeln!(out, "{:<16} {:>6}", "system prompt", self.system);
         }
-        let mut total = self.system;
+        let mut text = self.system;
         for (name, n) in rows {
-            total += n;
+            text += n;
             let _ = writeln!(out, "{name:<16} {n:>6}");
         }
-        let _ = write!(out, "{:<16} {total:>6}   (o200k_base tokens)", "total");
+        let framing = total.saturating_sub(text);
+        let _ = writeln!(
+            out,
+            "{:<16} {framing:>6}   (roles, message framing, reply priming)",
+            "framing"
+        );
+        let _ = write!(out, "{:<16} {total:>6}   ({label})", "total");
         out
     }
 }
@@ -636,6 +671,7 @@ mod tests {
         let mut counts = SectionCounts::default();
         counts.add_user_message(
             "Find it\n\n;; === data/ ===\ndata/x ; integer\n\n;; Output:\nhi\n\nTurns left: 3",
+            &crate::tokens::count_tokens,
         );
         assert!(counts.mission > 0 && counts.data > 0 && counts.output > 0);
         assert!(counts.other > 0);

@@ -2,11 +2,14 @@
 //! approximation for models whose tokenizer we do not ship, calibrated at
 //! run time from the usage providers report.
 //!
-//! The encodings ship inside the tiktoken-rs crate (no network), but
-//! loading one costs about 140 ms, so each is loaded on its first count
-//! (or by [`preload`], in the background, for a command that will count)
-//! and shared for the rest of the process. Nothing on a start-up path
-//! that does not count tokens may call into this module. No I/O.
+//! The encodings' rank tables are embedded (no network) in a prebuilt
+//! format that loads in a few milliseconds ([`bpe`]); tiktoken-rs, whose
+//! own load costs hundreds of milliseconds, is kept as the reference the
+//! property tests compare every count with ([`reference_count`]). Each
+//! encoding is loaded on its first count (or by [`preload`], in the
+//! background, for a command that will count) and shared for the rest of
+//! the process. Nothing on a start-up path that does not count tokens
+//! may call into this module. No I/O.
 //!
 //! | models | encoding | factor |
 //! |---|---|---|
@@ -25,7 +28,9 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use tiktoken_rs::CoreBPE;
+mod bpe;
+
+use bpe::Bpe;
 
 /// A tiktoken encoding we ship.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -42,13 +47,17 @@ impl Encoding {
         }
     }
 
-    fn bpe(self) -> Option<&'static CoreBPE> {
-        static O200K: OnceLock<Option<CoreBPE>> = OnceLock::new();
-        static CL100K: OnceLock<Option<CoreBPE>> = OnceLock::new();
+    fn bpe(self) -> Option<&'static Bpe> {
+        static O200K: OnceLock<Option<Bpe>> = OnceLock::new();
+        static CL100K: OnceLock<Option<Bpe>> = OnceLock::new();
         let _ = LOADED.set(());
         match self {
-            Encoding::O200kBase => O200K.get_or_init(|| tiktoken_rs::o200k_base().ok()),
-            Encoding::Cl100kBase => CL100K.get_or_init(|| tiktoken_rs::cl100k_base().ok()),
+            Encoding::O200kBase => {
+                O200K.get_or_init(|| Bpe::new(bpe::O200K_TABLE, tiktoken_rs::O200K_BASE_PAT_STR))
+            }
+            Encoding::Cl100kBase => {
+                CL100K.get_or_init(|| Bpe::new(bpe::CL100K_TABLE, bpe::CL100K_PATTERN))
+            }
         }
         .as_ref()
     }
@@ -71,10 +80,44 @@ impl Encoding {
             return 0;
         }
         match self.bpe() {
-            Some(bpe) => bpe.count_ordinary(text),
+            Some(bpe) => bpe.count(text),
             None => text.len().div_ceil(4),
         }
     }
+}
+
+/// The count of `text` by tiktoken-rs itself (loaded on first use, which
+/// takes hundreds of milliseconds): the reference that tests compare
+/// [`Encoding::count`] with. Not for production paths.
+#[doc(hidden)]
+pub fn reference_count(encoding: Encoding, text: &str) -> usize {
+    reference(encoding).count_ordinary(text)
+}
+
+fn reference(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
+    match encoding {
+        Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+        Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+    }
+}
+
+/// The token bytes of `rank` in tiktoken-rs's table, for the test that
+/// checks the prebuilt tables entry by entry.
+#[doc(hidden)]
+pub fn reference_token_bytes(encoding: Encoding, rank: u32) -> Option<Vec<u8>> {
+    reference(encoding).decode_bytes(&[rank]).ok()
+}
+
+/// Our table's token bytes of `rank` (see [`reference_token_bytes`]).
+#[doc(hidden)]
+pub fn table_token_bytes(encoding: Encoding, rank: u32) -> Option<&'static [u8]> {
+    encoding.bpe()?.token(rank)
+}
+
+/// The number of ordinary tokens in `encoding` (the size of its table).
+#[doc(hidden)]
+pub fn table_len(encoding: Encoding) -> usize {
+    encoding.bpe().map_or(0, Bpe::len)
 }
 
 /// Which tokenizer family a model name belongs to.
