@@ -914,6 +914,59 @@ fn dates_are_milliseconds_and_iso_text() {
     assert_fails!("(java.util.Date. \"2023-02-30\")", "cannot parse");
 }
 
+/// Issue 40: a date moved by a huge number of days is an error naming the
+/// range, never an overflow; every date `.plusDays` gives, `.toEpochDay`
+/// reads back (years past 9999 are written with a `+`, as Java does);
+/// date text too far from 1970 for epoch milliseconds is an error.
+#[test]
+fn huge_day_counts_and_far_dates_are_clear_errors() {
+    assert_eval!("(.plusDays \"2024-01-01\" 3000000)", "\"+10237-09-21\"");
+    assert_eval!(
+        "(.toEpochDay (.plusDays \"2024-01-01\" 3000000))",
+        "3019723"
+    );
+    assert_eval!("(LocalDate/parse \"+10000-01-01\")", "\"+10000-01-01\"");
+    assert_eval!(
+        "(.toEpochDay (.minusDays \"2024-01-01\" 3000000))",
+        "-2980277"
+    );
+    // The last and first dates there are, and one day past each.
+    assert_eval!("(.plusDays \"+999999999-12-30\" 1)", "\"+999999999-12-31\"");
+    assert_eval!(
+        "(.toEpochDay (.plusDays \"+999999999-12-30\" 1))",
+        "365241780471"
+    );
+    assert_eval!(
+        "(.toEpochDay (.minusDays \"-999999999-01-02\" 1))",
+        "-365243219162"
+    );
+    for program in [
+        "(.plusDays \"+999999999-12-31\" 1)",
+        "(.minusDays \"-999999999-01-01\" 1)",
+        "(.plusDays \"2024-01-01\" 9223372036854775807)",
+        "(.plusDays \"2024-01-01\" -9223372036854775808)",
+        "(.minusDays \"2024-01-01\" -9223372036854775808)",
+        "(.minusDays \"2024-01-01\" 9223372036854775807)",
+    ] {
+        assert_fails!(program, "past the range of dates");
+    }
+    for program in [
+        "(Instant/parse \"999999999-01-01T00:00:00Z\")",
+        "(Instant/parse \"-999999999-01-01T00:00:00Z\")",
+        "(java.util.Date. \"999999999-01-01\")",
+        "(java.util.Date. \"+999999999-01-01T10:00\")",
+        "(.getTime \"999999999-12-31\")",
+        "(.isBefore \"2024-01-01T00:00\" \"999999999-01-01T00:00\")",
+    ] {
+        assert_fails!(program, "too far from 1970 for epoch milliseconds");
+    }
+    // Within 292 million years, epoch milliseconds still hold it.
+    assert_eval!(
+        "(Instant/parse \"+200000000-01-01T00:00:00Z\")",
+        "6311328232780800000"
+    );
+}
+
 #[test]
 fn local_dates_instants_and_durations() {
     assert_eval!("(LocalDate/parse \"2024-02-29\")", "\"2024-02-29\"");

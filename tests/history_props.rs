@@ -10,7 +10,7 @@
 use proptest::prelude::*;
 use ptc_lisp::history::{
     summary_version, units, CompactError, Compactor, Context, Digest, Message, Policy, Role,
-    Summarizer, SummaryError, SummaryRequest, Window, WindowPolicy,
+    StructureError, Summarizer, SummaryError, SummaryRequest, Window, WindowPolicy,
 };
 
 const CASES: u32 = 1_000;
@@ -77,13 +77,16 @@ fn results_of(out: &[Message], pos: usize) -> Vec<&str> {
 }
 
 /// A history: a system prompt, random items, maybe a pending call last.
+/// In some, every message numbers its calls from 1 again (as some
+/// servers do), so ids repeat across assistant messages.
 fn history() -> impl Strategy<Value = Vec<Message>> {
     (
         prop::collection::vec(item(), 0..40),
         any::<bool>(),
         0usize..100,
+        prop::bool::weighted(0.3),
     )
-        .prop_map(|(items, pending, sys)| {
+        .prop_map(|(items, pending, sys, reuse_ids)| {
             let mut h = vec![Message::system(words(sys, 1))];
             let mut id = 0;
             for (k, it) in items.into_iter().enumerate() {
@@ -102,6 +105,9 @@ fn history() -> impl Strategy<Value = Vec<Message>> {
                         ]})));
                     }
                     Item::Blocks(sizes) => {
+                        if reuse_ids {
+                            id = 0;
+                        }
                         let ids: Vec<String> = sizes
                             .iter()
                             .map(|_| {
@@ -123,6 +129,9 @@ fn history() -> impl Strategy<Value = Vec<Message>> {
                         h.push(parse(serde_json::json!({"role": "user", "content": results})));
                     }
                     Item::Tools(sizes) => {
+                        if reuse_ids {
+                            id = 0;
+                        }
                         let ids: Vec<String> = sizes
                             .iter()
                             .map(|_| {
@@ -246,6 +255,59 @@ proptest! {
                 }
             }
         }
+    }
+
+    /// Issue 40: a result repeated, or a call id repeated within one
+    /// assistant message, is reported as a duplicate at that message
+    /// (never as an orphan); ids repeated across messages are accepted.
+    #[test]
+    fn duplicate_ids_are_reported_as_duplicates(h in history(), pick in any::<prop::sample::Index>()) {
+        prop_assert!(units(&h).is_ok());
+        let exchanges: Vec<usize> = (0..h.len())
+            .filter(|&i| h[i].calls_tools() && h.get(i + 1).is_some_and(|n| n.role == Role::Tool || n.answers_tools()))
+            .collect();
+        if exchanges.is_empty() {
+            return Ok(());
+        }
+        let at = exchanges[pick.index(exchanges.len())];
+        let id = h[at].tool_call_ids().next().unwrap().to_string();
+        // The first result given twice.
+        let mut twice = h.clone();
+        if h[at + 1].answers_tools() {
+            let mut blocks: Vec<serde_json::Value> = serde_json::from_value(
+                serde_json::to_value(&h[at + 1]).unwrap()["content"].clone(),
+            )
+            .unwrap();
+            blocks.push(blocks[0].clone());
+            twice[at + 1] = parse(serde_json::json!({"role": "user", "content": blocks}));
+            prop_assert_eq!(
+                units(&twice).unwrap_err(),
+                StructureError::DuplicateToolResult { index: at + 1, id: id.clone(), first: at + 1 }
+            );
+        } else {
+            twice.insert(at + 2, h[at + 1].clone());
+            let err = units(&twice).unwrap_err();
+            prop_assert_eq!(
+                err,
+                StructureError::DuplicateToolResult { index: at + 2, id: id.clone(), first: at + 1 }
+            );
+        }
+        // The first call given twice in its message.
+        let mut doubled = h.clone();
+        let mut call = serde_json::to_value(&h[at]).unwrap();
+        if let Some(calls) = call["tool_calls"].as_array_mut() {
+            calls.push(calls[0].clone());
+        } else {
+            let blocks = call["content"].as_array_mut().unwrap();
+            let first = blocks.iter().find(|b| b["type"] == "tool_use").unwrap().clone();
+            blocks.push(first);
+        }
+        call.as_object_mut().unwrap().retain(|_, v| !v.is_null());
+        doubled[at] = parse(call);
+        prop_assert_eq!(
+            units(&doubled).unwrap_err(),
+            StructureError::DuplicateToolCallId { index: at, id }
+        );
     }
 
     #[test]

@@ -24,6 +24,9 @@ enum Answer {
     /// A 200 announcing `n` bytes of JSON-looking text, streamed until
     /// the client stops reading.
     Endless(u64),
+    /// An error status announcing `n` bytes of text, streamed until the
+    /// client stops reading; the bytes written are counted in the cell.
+    EndlessError(u16, u64, Arc<AtomicUsize>),
 }
 
 /// A server answering each connection with the next answer; it counts the
@@ -102,6 +105,19 @@ fn answer_with(mut stream: TcpStream, answer: Answer) {
             let mut sent = 0u64;
             while sent < n && stream.write_all(&chunk).is_ok() {
                 sent += chunk.len() as u64;
+            }
+        }
+        Answer::EndlessError(status, n, written) => {
+            let head = format!(
+                "HTTP/1.1 {status} Test\r\ncontent-type: text/plain\r\ncontent-length: {n}\r\n\
+                 connection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let chunk = vec![b'e'; 64 * 1024];
+            let mut sent = 0u64;
+            while sent < n && stream.write_all(&chunk).is_ok() {
+                sent += chunk.len() as u64;
+                written.fetch_add(chunk.len(), Ordering::SeqCst);
             }
         }
     }
@@ -359,4 +375,80 @@ fn huge_error_bodies_give_a_short_error_line() {
         stderr.contains(r#"HTTP 400: {"error": {"message": "mmm"#),
         "{stderr}"
     );
+}
+
+/// An error answer of a gigabyte is not read whole: the call ends soon
+/// with a short error while the server could write only a small part of
+/// it (the 64 KiB read plus what the sockets buffer), through the library
+/// and through `ptc agent`.
+#[test]
+fn an_endless_error_body_is_not_read_whole() {
+    let written = Arc::new(AtomicUsize::new(0));
+    let server = serve(vec![Answer::EndlessError(400, 1 << 30, written.clone())]);
+    let started = Instant::now();
+    let err = call(&server.base, quick()).unwrap_err().to_string();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        err.starts_with("The provider answered HTTP 400: eee"),
+        "{}",
+        &err[..80]
+    );
+    assert!(err.len() < 1000, "{}", err.len());
+    // Give the server a moment to notice the closed connection.
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = written.load(Ordering::SeqCst);
+    assert!(sent < 64 << 20, "the server wrote {sent} bytes");
+
+    let written = Arc::new(AtomicUsize::new(0));
+    let server = serve(vec![Answer::EndlessError(400, 1 << 30, written.clone())]);
+    let (out, took) = agent(&server.base);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    assert!(
+        text(&out.stderr).len() < 3000,
+        "{}",
+        text(&out.stderr).len()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(written.load(Ordering::SeqCst) < 64 << 20);
+}
+
+/// A model's refusal of megabytes (OpenAI's `refusal`, Anthropic's text
+/// with `stop_reason: "refusal"`) is quoted to 2,000 characters.
+#[test]
+fn a_huge_refusal_gives_a_short_error() {
+    let reason = "r".repeat(5_000_000);
+    let openai = format!(
+        r#"{{"choices": [{{"message": {{"role": "assistant", "content": null, "refusal": "{reason}"}}}}]}}"#
+    );
+    let server = serve(vec![json_answer(200, vec![], &openai)]);
+    let err = call(&server.base, quick()).unwrap_err();
+    let ProviderError::Refused(why) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(why.chars().count(), 2001, "cut to 2,000 and a `…`");
+    assert!(err.to_string().len() < 2100);
+
+    let anthropic = format!(
+        r#"{{"content": [{{"type": "text", "text": "{reason}"}}], "stop_reason": "refusal"}}"#
+    );
+    let server = serve(vec![json_answer(200, vec![], &anthropic)]);
+    let provider = provider_from_spec(
+        "anthropic:claude-test",
+        ProviderOptions {
+            base_url: Some(server.base.clone()),
+            api_key: Some("k".into()),
+            http: quick(),
+            ..ProviderOptions::default()
+        },
+    )
+    .unwrap();
+    let request = ChatRequest::new(vec![ChatMessage::user("Add 1 and 2.")]);
+    let err = provider.complete(&request).unwrap_err();
+    assert!(matches!(err, ProviderError::Refused(_)), "{err:?}");
+    assert!(err.to_string().len() < 2100, "{}", err.to_string().len());
 }

@@ -340,3 +340,33 @@ proptest::proptest! {
         proptest::prop_assert_eq!(ptc_lisp::value::pr_str(&v), n.to_string());
     }
 }
+
+/// Issue 40: date methods given huge numbers or far dates end with an
+/// error naming the range (exit 1), never an overflow panic (exit 101).
+#[test]
+fn date_methods_with_huge_arguments_fail_cleanly() {
+    for (program, error) in [
+        (
+            "(.plusDays \"2024-01-01\" 9223372036854775807)",
+            "past the range of dates",
+        ),
+        (
+            "(.minusDays \"2024-01-01\" -9223372036854775808)",
+            "past the range of dates",
+        ),
+        (
+            "(reduce (fn [d _] (.plusDays d 100000000000)) \"2024-01-01\" (range 10))",
+            "past the range of dates",
+        ),
+        (
+            "(Instant/parse \"999999999-12-31T23:59:59Z\")",
+            "too far from 1970",
+        ),
+        (
+            "(java.util.Date. \"-999999999-01-01\")",
+            "too far from 1970",
+        ),
+    ] {
+        fails_with(program, program, 1000, error);
+    }
+}

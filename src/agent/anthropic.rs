@@ -142,10 +142,10 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
         .join("");
     let stop_reason = answer.get("stop_reason").and_then(Json::as_str);
     if stop_reason == Some("refusal") {
-        return Err(ProviderError::Refused(if content.trim().is_empty() {
-            "the reply stopped with `stop_reason: \"refusal\"`".to_string()
+        return Err(ProviderError::refused(if content.trim().is_empty() {
+            "the reply stopped with `stop_reason: \"refusal\"`"
         } else {
-            content
+            &content
         }));
     }
     let usage = answer.get("usage").map(|u| Usage {

@@ -108,7 +108,7 @@ fn parse_response(answer: &Json) -> Result<ChatResponse, ProviderError> {
         .ok_or_else(|| ProviderError::Malformed("`choices[0].message` is missing".to_string()))?;
     if let Some(refusal) = message.get("refusal").and_then(Json::as_str) {
         if !refusal.trim().is_empty() {
-            return Err(ProviderError::Refused(refusal.to_string()));
+            return Err(ProviderError::refused(refusal));
         }
     }
     let content = match message.get("content") {

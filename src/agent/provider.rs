@@ -77,6 +77,17 @@ pub enum ProviderError {
     Config(String),
 }
 
+/// The most characters of a model's refusal kept in its error.
+pub const REFUSAL_CHARS: usize = 2000;
+
+impl ProviderError {
+    /// A refusal, its reason cut to [`REFUSAL_CHARS`] characters: the
+    /// reason comes from the provider's answer, which may be megabytes.
+    pub(crate) fn refused(reason: &str) -> ProviderError {
+        ProviderError::Refused(super::truncate(reason.trim(), REFUSAL_CHARS))
+    }
+}
+
 fn replies(n: usize) -> String {
     if n == 1 {
         "1 reply".to_string()

@@ -266,7 +266,7 @@ fn map(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn map_indexed(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let items = seq_items(&args[1], "map-indexed")?;
     let mut out = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
+    for (i, item) in metered(items.into_iter().enumerate()) {
         out.push(interp.call(&args[0], &[Value::Int(i as i64), item])?);
     }
     vector_result(interp, out)
@@ -819,16 +819,16 @@ fn partition(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn conj(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let (coll, items) = args.split_first().expect("arity checked");
     let out = match coll {
-        Value::Nil => Value::list(items.iter().rev().cloned()),
+        Value::Nil => Value::list(metered(items.iter().rev()).cloned()),
         Value::Vector(v) => {
             let mut v = (**v).clone();
-            v.extend(items.iter().cloned());
+            v.extend(metered(items.iter()).cloned());
             interp.check_size(v.len())?;
             Value::from_vector(v)
         }
         Value::List(v) => {
             let mut v = (**v).clone();
-            for item in items {
+            for item in metered(items.iter()) {
                 v.push_front(item.clone());
             }
             interp.check_size(v.len())?;
@@ -836,7 +836,7 @@ fn conj(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
         Value::Set(s) => {
             let mut s = (**s).clone();
-            for item in items {
+            for item in metered(items.iter()) {
                 s.insert(item.clone());
             }
             interp.check_size(s.len())?;
@@ -844,7 +844,7 @@ fn conj(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         }
         Value::Map(m) => {
             let mut m = m.clone();
-            for item in items {
+            for item in metered(items.iter()) {
                 conj_entry(&mut m, item)?;
             }
             interp.check_size(m.len())?;

@@ -307,8 +307,7 @@ fn apply(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn pmap(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let f = &args[0];
     let calls = if args.len() == 2 {
-        seq_items(&args[1], "pmap")?
-            .into_iter()
+        metered(seq_items(&args[1], "pmap")?.into_iter())
             .map(|item| (f.clone(), vec![item]))
             .collect()
     } else {
@@ -317,10 +316,15 @@ fn pmap(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
             .map(|c| seq_items(c, "pmap"))
             .collect::<Result<Vec<_>, _>>()?;
         let n = colls.iter().map(Vec::len).min().unwrap_or(0);
-        (0..n)
+        metered(0..n)
             .map(|i| (f.clone(), colls.iter().map(|c| c[i].clone()).collect()))
             .collect()
     };
+    if crate::meter::tripped() {
+        // The calls are not all listed: the meter's error replaces any
+        // result.
+        return Ok(Value::Nil);
+    }
     let out = interp.call_parallel(calls, |_, e| e)?;
     vector_result(interp, out)
 }

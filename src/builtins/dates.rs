@@ -91,9 +91,13 @@ impl Scan<'_> {
         self.at == self.s.len()
     }
 
-    /// `YYYY-MM-DD`, as days since the epoch.
+    /// `YYYY-MM-DD` (a year of 4 to 9 digits, signed or not: `+10000-01-01`
+    /// as `LocalDate` writes it), as days since the epoch.
     fn date(&mut self) -> Option<i64> {
         let negative = self.eat(b'-');
+        if !negative {
+            self.eat(b'+');
+        }
         let y = self.digits(4, 9)?;
         let y = if negative { -y } else { y };
         if !self.eat(b'-') {
@@ -164,22 +168,44 @@ fn parse_local_date(s: &str) -> Option<i64> {
 
 /// An ISO-8601 date-time; with `offset_required`, the `Z` or offset must
 /// be there (as `Instant/parse` demands), otherwise UTC is assumed.
-fn parse_iso_instant(s: &str, offset_required: bool) -> Option<i64> {
+fn parse_iso_instant(s: &str, offset_required: bool) -> Result<i64, Unread> {
     let mut scan = Scan {
         s: s.as_bytes(),
         at: 0,
     };
-    let days = scan.date()?;
+    let days = scan.date().ok_or(Unread::Syntax)?;
     if !(scan.eat(b'T') || scan.eat(b' ')) {
-        return None;
+        return Err(Unread::Syntax);
     }
-    let ms = scan.time()?;
+    let ms = scan.time().ok_or(Unread::Syntax)?;
     let offset = if scan.done() && !offset_required {
         0
     } else {
-        scan.offset()?
+        scan.offset().ok_or(Unread::Syntax)?
     };
-    scan.done().then_some(days * MS_PER_DAY + ms - offset)
+    if !scan.done() {
+        return Err(Unread::Syntax);
+    }
+    epoch_ms(days, ms, offset)
+}
+
+/// Why date text was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unread {
+    /// Not in any accepted form.
+    Syntax,
+    /// A valid date, but too far from 1970 for epoch milliseconds (a
+    /// 64-bit integer: about 292 million years either way).
+    Range,
+}
+
+/// Epoch milliseconds of a day count, milliseconds into that day and a
+/// UTC offset in milliseconds, if they fit in 64 bits.
+fn epoch_ms(days: i64, ms: i64, offset: i64) -> Result<i64, Unread> {
+    days.checked_mul(MS_PER_DAY)
+        .and_then(|t| t.checked_add(ms))
+        .and_then(|t| t.checked_sub(offset))
+        .ok_or(Unread::Range)
 }
 
 /// RFC 2822 text as in mail headers: `[Wed, ]8 Jan 2026 14:30[:00] +0000`
@@ -222,10 +248,26 @@ fn parse_rfc2822(s: &str) -> Option<i64> {
 
 /// Epoch milliseconds of date text: an ISO date-time (UTC when no
 /// offset), a date alone (midnight UTC) or RFC 2822.
-fn parse_date_text(s: &str) -> Option<i64> {
-    parse_iso_instant(s, false)
-        .or_else(|| parse_local_date(s).map(|d| d * MS_PER_DAY))
-        .or_else(|| parse_rfc2822(s))
+fn parse_date_text(s: &str) -> Result<i64, Unread> {
+    match parse_iso_instant(s, false) {
+        Err(Unread::Syntax) => match parse_local_date(s) {
+            Some(days) => epoch_ms(days, 0, 0),
+            None => parse_rfc2822(s).ok_or(Unread::Syntax),
+        },
+        read => read,
+    }
+}
+
+/// The error for date text that was not read: unparsable, or out of
+/// the range of epoch milliseconds.
+fn unread(who: &str, s: &str, what: &str, why: Unread) -> Error {
+    match why {
+        Unread::Syntax => unparsable(who, s, what),
+        Unread::Range => Error::arithmetic(format!(
+            "`{who}`: {} is too far from 1970 for epoch milliseconds (about 292 million years either way)",
+            crate::value::pr_str(&Value::str(s))
+        )),
+    }
 }
 
 fn format_date(days: i64) -> String {
@@ -253,7 +295,7 @@ fn unparsable(who: &str, s: &str, what: &str) -> Error {
 /// A point in time given to a method: epoch milliseconds, or date text.
 fn millis(who: &str, v: &Value) -> Result<i64, Error> {
     if let Some(s) = v.as_str() {
-        return parse_date_text(s).ok_or_else(|| unparsable(who, s, "a date"));
+        return parse_date_text(s).map_err(|why| unread(who, s, "a date", why));
     }
     match v {
         Value::Int(ms) => Ok(*ms),
@@ -280,8 +322,8 @@ fn new_date(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         (None, _) => Ok(Value::Int(now_ms())),
         (Some(Value::Int(ms)), _) => Ok(Value::Int(*ms)),
         (_, Some(s)) => {
-            Ok(Value::Int(parse_date_text(s).ok_or_else(|| {
-                unparsable("java.util.Date.", s, "a date")
+            Ok(Value::Int(parse_date_text(s).map_err(|why| {
+                unread("java.util.Date.", s, "a date", why)
             })?))
         }
         (Some(other), _) => {
@@ -297,8 +339,14 @@ fn local_date_parse(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 
 fn instant_parse(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     match args[0].as_str() {
-        Some(s) => parse_iso_instant(s, true).map(Value::Int).ok_or_else(|| {
-            unparsable("Instant/parse", s, "an instant (like 2024-01-31T12:00:00Z)").into()
+        Some(s) => parse_iso_instant(s, true).map(Value::Int).map_err(|why| {
+            unread(
+                "Instant/parse",
+                s,
+                "an instant (like 2024-01-31T12:00:00Z)",
+                why,
+            )
+            .into()
         }),
         None => Err(type_error("Instant/parse", "ISO-8601 instant text", &args[0]).into()),
     }
@@ -338,9 +386,23 @@ fn shift_days(who: &str, args: &[Value], sign: i64) -> EvalResult {
     let shifted = n
         .checked_mul(sign)
         .and_then(|n| days.checked_add(n))
-        .filter(|d| d.abs() < 365 * 1_000_000_000)
-        .ok_or_else(|| Error::arithmetic(format!("`{who}` moved the date out of range")))?;
+        .filter(|d| (min_local_date()..=max_local_date()).contains(d))
+        .ok_or_else(|| {
+            Error::arithmetic(format!(
+                "`{who}` would move the date past the range of dates, -999999999-01-01 to +999999999-12-31"
+            ))
+        })?;
     Ok(Value::from(format_date(shifted)))
+}
+
+/// The first and last day a `LocalDate` can be (as in Java), as days
+/// since 1970-01-01: the years of 9 digits that date text can hold.
+fn min_local_date() -> i64 {
+    days_from_civil(-999_999_999, 1, 1)
+}
+
+fn max_local_date() -> i64 {
+    days_from_civil(999_999_999, 12, 31)
 }
 
 fn plus_days(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {

@@ -227,19 +227,31 @@ fn with_presence(mut summary: Map, present: usize, denominator: usize) -> Map {
 /// A map's entries in a stable order (by rendered key), at most
 /// `MAX_MAP_KEYS` of them.
 fn entries(m: &Map, caps: &mut BTreeSet<&'static str>) -> Vec<(Value, Value)> {
-    if !charge(m.len()) {
+    let named = crate::meter::metered(m.iter()).map(|(k, v)| (render_key(k), (k, v)));
+    first_by_name(named, caps)
+        .into_iter()
+        .map(|(_, (k, v))| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// The `MAX_MAP_KEYS` items first by name, in that order (`max_keys`
+/// noted when some are left out): one metered pass over the items and a
+/// partial selection, so a map of a million keys is never sorted whole.
+fn first_by_name<T>(
+    items: impl Iterator<Item = (String, T)>,
+    caps: &mut BTreeSet<&'static str>,
+) -> Vec<(String, T)> {
+    let mut all: Vec<(String, T)> = items.collect();
+    if crate::meter::tripped() {
         return Vec::new();
     }
-    let mut all: Vec<(String, Value, Value)> = m
-        .iter()
-        .map(|(k, v)| (render_key(k), k.clone(), v.clone()))
-        .collect();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
     if all.len() > MAX_MAP_KEYS {
         caps.insert("max_keys");
+        all.select_nth_unstable_by(MAX_MAP_KEYS, |a, b| a.0.cmp(&b.0));
         all.truncate(MAX_MAP_KEYS);
     }
-    all.into_iter().map(|(_, k, v)| (k, v)).collect()
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
 }
 
 fn root(value: &Value, opts: &Options, caps: &mut BTreeSet<&'static str>) -> Map {
@@ -362,16 +374,8 @@ impl<'v> Paths<'v> {
     ) {
         match value {
             Value::Map(m) if at.depth < self.max_depth => {
-                if !charge(m.len()) {
-                    return;
-                }
-                let mut keys: Vec<(String, &'v Value)> =
-                    m.iter().map(|(k, v)| (path_part(k), v)).collect();
-                keys.sort_by(|a, b| a.0.cmp(&b.0));
-                if keys.len() > MAX_MAP_KEYS {
-                    caps.insert("max_keys");
-                    keys.truncate(MAX_MAP_KEYS);
-                }
+                let named = crate::meter::metered(m.iter()).map(|(k, v)| (path_part(k), v));
+                let keys = first_by_name(named, caps);
                 for (part, child) in keys {
                     let path = if prefix.is_empty() {
                         part

@@ -129,6 +129,10 @@ fn to_json(interp: &Interp<'_>, v: &Value, depth: usize) -> Result<Json, Error> 
             "`json/generate-string` input is nested too deeply",
         ));
     }
+    if !crate::meter::work(1) {
+        return Err(crate::meter::error()
+            .unwrap_or_else(|| Error::new(ErrorKind::Interrupted, "Evaluation interrupted")));
+    }
     crate::value::deep(|| {
         Ok(match v {
             Value::Nil => Json::Null,

@@ -18,7 +18,7 @@ fn as_set(who: &str, v: &Value) -> Result<Set, Error> {
     match v {
         Value::Set(s) => Ok((**s).clone()),
         Value::Nil => Ok(Set::new()),
-        Value::Vector(_) | Value::List(_) => Ok(seq_items(v, who)?.into_iter().collect()),
+        Value::Vector(_) | Value::List(_) => Ok(metered(seq_items(v, who)?.into_iter()).collect()),
         other => Err(type_error(who, "a set", other)),
     }
 }
@@ -37,7 +37,7 @@ fn union(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         if let Some(mut out) = sets[big].flat_copy_with_room(room) {
             interp.check_size(out.len())?;
             for (_, set) in others(big) {
-                out.extend(set.iter().cloned());
+                out.extend(metered(set.iter()).cloned());
                 interp.check_size(out.len())?;
             }
             return Ok(Value::set(out));
@@ -46,7 +46,7 @@ fn union(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     // Small sets keep their order: the items of each set in turn.
     let mut out = Set::with_capacity(largest.map_or(0, |i| sets[i].len()));
     for set in &sets {
-        out.extend(set.iter().cloned());
+        out.extend(metered(set.iter()).cloned());
         interp.check_size(out.len())?;
     }
     Ok(Value::set(out))
@@ -61,11 +61,10 @@ fn intersection(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     sets.sort_by_key(Set::len);
     let (smallest, others) = sets.split_first().expect("arity checked");
     // The items found, then a set sized for exactly them.
-    let kept: Vec<&Value> = smallest
-        .iter()
+    let kept: Vec<&Value> = metered(smallest.iter())
         .filter(|item| others.iter().all(|o| o.contains(item)))
         .collect();
-    Ok(Value::set(kept.into_iter().cloned().collect()))
+    Ok(Value::set(metered(kept.into_iter()).cloned().collect()))
 }
 
 fn difference(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
@@ -78,23 +77,22 @@ fn difference(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     if removed < first.len() / 4 {
         // A few items out of many: remove them from (a copy of) the first.
         let mut out = first;
-        for item in others.iter().flat_map(|o| o.iter()) {
+        for item in metered(others.iter().flat_map(|o| o.iter())) {
             out.remove(item);
         }
         return Ok(Value::set(out));
     }
     // Otherwise keep what no other set holds, in one pass, then build a
     // set sized for exactly those items.
-    let kept: Vec<&Value> = first
-        .iter()
+    let kept: Vec<&Value> = metered(first.iter())
         .filter(|item| !others.iter().any(|o| o.contains(item)))
         .collect();
-    Ok(Value::set(kept.into_iter().cloned().collect()))
+    Ok(Value::set(metered(kept.into_iter()).cloned().collect()))
 }
 
 fn is_subset(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let (a, b) = (as_set("subset?", &args[0])?, as_set("subset?", &args[1])?);
-    let holds = a.iter().all(|x| b.contains(x));
+    let holds = metered(a.iter()).all(|x| b.contains(x));
     Ok(Value::Bool(holds))
 }
 
@@ -103,7 +101,7 @@ fn is_superset(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
         as_set("superset?", &args[0])?,
         as_set("superset?", &args[1])?,
     );
-    let holds = b.iter().all(|x| a.contains(x));
+    let holds = metered(b.iter()).all(|x| a.contains(x));
     Ok(Value::Bool(holds))
 }
 
@@ -136,7 +134,7 @@ fn select(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
 fn project(_: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     let keys = seq_items(&args[1], "project")?;
     let mut out = Set::new();
-    for rel in seq_items(&args[0], "project")? {
+    for rel in metered(seq_items(&args[0], "project")?.into_iter()) {
         let Value::Map(m) = &rel else {
             return Err(type_error("project", "a collection of maps", &rel).into());
         };

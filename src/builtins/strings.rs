@@ -50,7 +50,7 @@ pub(super) fn split(interp: &mut Interp<'_>, args: &[Value]) -> EvalResult {
     // As in Java, a string with no separator in it stays whole (even when
     // empty); otherwise every trailing empty part goes.
     if limit == 0 && parts.len() > 1 {
-        while parts.last().and_then(Value::as_str) == Some("") {
+        while parts.last().and_then(Value::as_str) == Some("") && crate::meter::work(1) {
             parts.pop();
         }
     }
@@ -90,8 +90,8 @@ fn split_on_string(
     let parts = s.matches(sep).count() + 1;
     let mut out = Vec::with_capacity(cap.map_or(parts, |n| n.min(parts)));
     match cap {
-        None => out.extend(s.split(sep).map(Value::from)),
-        Some(n) => out.extend(s.splitn(n, sep).map(Value::from)),
+        None => out.extend(crate::meter::metered(s.split(sep)).map(Value::from)),
+        Some(n) => out.extend(crate::meter::metered(s.splitn(n, sep)).map(Value::from)),
     }
     Ok(out)
 }
@@ -106,7 +106,7 @@ fn split_on_byte(s: &str, byte: u8, cap: usize) -> Vec<Value> {
     let parts = memchr::memchr_iter(byte, bytes).count() + 1;
     let mut out = Vec::with_capacity(parts.min(cap));
     let mut start = 0;
-    for at in memchr::memchr_iter(byte, bytes).take(cap.saturating_sub(1)) {
+    for at in crate::meter::metered(memchr::memchr_iter(byte, bytes).take(cap.saturating_sub(1))) {
         out.push(Value::from(&s[start..at]));
         start = at + 1;
     }

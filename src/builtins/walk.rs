@@ -9,6 +9,7 @@ use std::cell::Cell;
 
 use crate::error::{Error, ErrorKind};
 use crate::eval::{EvalResult, Interp};
+use crate::meter::metered;
 use crate::value::{ArcStr, Map, Set, Value};
 
 use super::collections::conj_entry;
@@ -36,7 +37,7 @@ fn rebuild(
     Ok(match v {
         Value::Vector(items) | Value::List(items) => {
             let mut out = Vec::with_capacity(items.len());
-            for item in items.iter() {
+            for item in metered(items.iter()) {
                 out.push(f(interp, item)?);
             }
             if matches!(v, Value::List(_)) {
@@ -47,14 +48,14 @@ fn rebuild(
         }
         Value::Set(items) => {
             let mut out = Set::new();
-            for item in items.iter() {
+            for item in metered(items.iter()) {
                 out.insert(f(interp, item)?);
             }
             Value::set(out)
         }
         Value::Map(m) => {
             let mut out = Map::new();
-            for (k, val) in m.iter() {
+            for (k, val) in metered(m.iter()) {
                 let entry = f(interp, &Value::vector([k.clone(), val.clone()]))?;
                 if !entry.is_nil() {
                     conj_entry(&mut out, &entry)?;
@@ -125,7 +126,7 @@ fn rekey(v: &Value, to_keyword: bool) -> Value {
         return v.clone();
     };
     Value::map(
-        m.iter()
+        metered(m.iter())
             .map(|(k, val)| {
                 let k = match (k, to_keyword) {
                     (Value::Str(s), true) => Value::Keyword(ArcStr::clone(s)),

@@ -92,6 +92,13 @@ pub fn run(args: &CompactArgs) -> ExitCode {
             StructureError::MissingToolCallId { .. } => {
                 "field `tool_call_id`: a tool message needs one".to_string()
             }
+            StructureError::DuplicateToolCallId { id, .. } => format!(
+                "two tool calls of this assistant message have the same id {id:?}; each call of a message needs its own id"
+            ),
+            StructureError::DuplicateToolResult { id, first, .. } => format!(
+                "a second result for tool call {id:?} (line {} already answered it)",
+                lines[*first]
+            ),
         };
         return bad_input(&format!("{name}:line {line}: {what}"));
     }

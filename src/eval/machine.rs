@@ -198,7 +198,7 @@ impl<'h> Interp<'h> {
     ) -> EvalResult<Vec<Value>> {
         if self.in_branch || calls.len() < 2 {
             let mut out = Vec::with_capacity(calls.len());
-            for (i, (f, args)) in calls.into_iter().enumerate() {
+            for (i, (f, args)) in meter::metered(calls.into_iter().enumerate()) {
                 let globals = self.globals.clone();
                 let prints = self.prints.len();
                 let result = self.call(&f, &args);
@@ -212,6 +212,11 @@ impl<'h> Interp<'h> {
             .map_or(2, |n| n.get() * 2)
             .min(calls.len());
         let next = std::sync::atomic::AtomicUsize::new(0);
+        // Set by the first worker whose meter trips (with its error):
+        // the others stop taking calls, and the calls not taken are
+        // never run.
+        let stopped: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+        let stopping = std::sync::atomic::AtomicBool::new(false);
         let slots: Vec<std::sync::Mutex<Option<Branch>>> =
             calls.iter().map(|_| std::sync::Mutex::new(None)).collect();
         let parent = &*self;
@@ -219,9 +224,23 @@ impl<'h> Interp<'h> {
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 let (calls, next, slots, meter) = (&calls, &next, &slots, &meter);
+                let (stopped, stopping) = (&stopped, &stopping);
                 let worker = move || {
                     let _metered = meter.install();
                     loop {
+                        if stopping.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        if !meter::work(1) {
+                            let mut first = stopped.lock().unwrap_or_else(|e| e.into_inner());
+                            first.get_or_insert_with(|| {
+                                meter::error().unwrap_or_else(|| {
+                                    Error::new(ErrorKind::Interrupted, "Evaluation interrupted")
+                                })
+                            });
+                            stopping.store(true, Ordering::Relaxed);
+                            break;
+                        }
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some((f, args)) = calls.get(i) else { break };
                         let mut branch = parent.fork();
@@ -250,6 +269,8 @@ impl<'h> Interp<'h> {
         for (i, slot) in slots.into_iter().enumerate() {
             let done = match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
                 Some(done) => done,
+                // Left when the meter tripped: never run.
+                None if stopping.load(Ordering::Relaxed) => continue,
                 // Never started (thread creation failed): run it here.
                 None => {
                     let (f, args) = &calls[i];
@@ -273,6 +294,9 @@ impl<'h> Interp<'h> {
         }
         if let Some(flow) = first_failure {
             return Err(flow);
+        }
+        if let Some(trip) = stopped.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(trip.into());
         }
         if self.tool_calls.len() > self.limits.max_tool_calls {
             return Err(Error::new(
@@ -1323,17 +1347,16 @@ impl<'h> Interp<'h> {
 
     /// Call any callable value.
     pub(crate) fn call(&mut self, func: &Value, args: &[Value]) -> EvalResult {
-        match func {
-            Value::Native(n) => {
-                // A builtin calling a builtin per item (`group-by` with
-                // `identity`) never ticks: count it as work.
-                if !meter::work(1) {
-                    if let Some(e) = meter::error() {
-                        return Err(e.into());
-                    }
-                }
-                self.call_native(n.id, args)
+        // A builtin calling a builtin, a keyword or a map per item
+        // (`group-by` with `identity`, `keep-indexed` with a map) never
+        // ticks: count each call as work.
+        if !meter::work(1) {
+            if let Some(e) = meter::error() {
+                return Err(e.into());
             }
+        }
+        match func {
+            Value::Native(n) => self.call_native(n.id, args),
             Value::Fn(function) => self.call_function(function, args),
             Value::Keyword(_) => match args {
                 [m] => Ok(builtins::get(m, func, Value::Nil)),

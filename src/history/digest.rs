@@ -393,6 +393,12 @@ impl Facts {
                     self.decisions_in(text, "user");
                 }
                 Role::Assistant => {
+                    // Results answer the calls of the message right
+                    // before them (`units`): a call left unanswered by an
+                    // earlier message is not answered later, even by a
+                    // result with the same id (ids may repeat across
+                    // messages).
+                    pending.clear();
                     for call in m.tool_call_summaries() {
                         let shown = masked_arguments(&call.arguments);
                         let entry = self.tools.entry(call.name.clone()).or_default();

@@ -5,7 +5,7 @@
 //! `tool_use` blocks). Pair safety follows from removing only whole
 //! units. No I/O.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::message::{Message, Role};
 
@@ -44,6 +44,17 @@ pub enum StructureError {
     /// A tool message without `tool_call_id`.
     #[error("message {index}: a tool result without `tool_call_id`")]
     MissingToolCallId { index: usize },
+    /// An assistant message whose tool calls share an id: their results
+    /// could not be told apart.
+    #[error("message {index}: two tool calls of this assistant message have the same id {id:?}; each call of a message needs its own id")]
+    DuplicateToolCallId { index: usize, id: String },
+    /// A second result for a call of the assistant message before it.
+    #[error("message {index}: a second result for tool call {id:?} (message {first} already answered it)")]
+    DuplicateToolResult {
+        index: usize,
+        id: String,
+        first: usize,
+    },
 }
 
 impl StructureError {
@@ -51,14 +62,20 @@ impl StructureError {
     pub fn index(&self) -> usize {
         match self {
             StructureError::OrphanToolResult { index, .. }
-            | StructureError::MissingToolCallId { index } => *index,
+            | StructureError::MissingToolCallId { index }
+            | StructureError::DuplicateToolCallId { index, .. }
+            | StructureError::DuplicateToolResult { index, .. } => *index,
         }
     }
 }
 
 /// Cut `messages` into units. Every tool result must directly follow
 /// the assistant message that made its call (other results of the same
-/// message may come between).
+/// message may come between); the calls of one message have distinct
+/// ids, and each is answered at most once. Ids may repeat across
+/// assistant messages (some servers number each message's calls from
+/// `call_0`): results pair with the calls of the message right before
+/// them, never by id across the history.
 pub fn units(messages: &[Message]) -> Result<Vec<Unit>, StructureError> {
     let mut out = Vec::with_capacity(messages.len());
     let mut turn = 0;
@@ -95,36 +112,54 @@ pub fn units(messages: &[Message]) -> Result<Vec<Unit>, StructureError> {
             i += 1;
             continue;
         }
-        let mut waiting: HashSet<&str> = m.tool_call_ids().collect();
+        let mut waiting: HashSet<&str> = HashSet::new();
+        if let Some(id) = m.tool_call_ids().find(|id| !waiting.insert(id)) {
+            return Err(StructureError::DuplicateToolCallId {
+                index: i,
+                id: id.to_string(),
+            });
+        }
+        // The calls answered so far, and where.
+        let mut answered: HashMap<&str, usize> = HashMap::new();
+        let mut answer = |id: &str, index: usize| -> Result<(), StructureError> {
+            if let Some(call) = waiting.take(id) {
+                answered.insert(call, index);
+                return Ok(());
+            }
+            Err(match answered.get(id) {
+                Some(&first) => StructureError::DuplicateToolResult {
+                    index,
+                    id: id.to_string(),
+                    first,
+                },
+                None => StructureError::OrphanToolResult {
+                    index,
+                    id: id.to_string(),
+                },
+            })
+        };
         let mut j = i + 1;
         if j < messages.len() && messages[j].answers_tools() {
             // Anthropic: every result of the calls comes in this one
             // user message.
-            if let Some(id) = messages[j].tool_result_ids().find(|id| !waiting.remove(id)) {
-                return Err(StructureError::OrphanToolResult {
-                    index: j,
-                    id: id.to_string(),
-                });
+            for id in messages[j].tool_result_ids() {
+                answer(id, j)?;
             }
             j += 1;
         }
         while j < messages.len() && messages[j].role == Role::Tool {
             match messages[j].tool_call_id.as_deref() {
-                Some(id) if waiting.remove(id) => j += 1,
-                Some(id) => {
-                    return Err(StructureError::OrphanToolResult {
-                        index: j,
-                        id: id.to_string(),
-                    })
-                }
+                Some(id) => answer(id, j)?,
                 None => return Err(StructureError::MissingToolCallId { index: j }),
             }
+            j += 1;
         }
+        let waiting = waiting.len();
         out.push(Unit {
             start: i,
             end: j,
             tool_exchange: true,
-            pending: !waiting.is_empty(),
+            pending: waiting > 0,
             turn,
         });
         i = j;
@@ -191,6 +226,42 @@ mod tests {
                 id: "t1".into()
             }
         );
+    }
+
+    #[test]
+    fn duplicate_ids_are_reported_as_duplicates() {
+        let h = [
+            Message::tool_call([("a", "f", "{}"), ("a", "g", "{}")]),
+            Message::tool_result("a", "1"),
+        ];
+        assert_eq!(
+            units(&h).unwrap_err(),
+            StructureError::DuplicateToolCallId {
+                index: 0,
+                id: "a".into()
+            }
+        );
+        let h = [
+            Message::tool_call([("a", "f", "{}")]),
+            Message::tool_result("a", "1"),
+            Message::tool_result("a", "2"),
+        ];
+        assert_eq!(
+            units(&h).unwrap_err(),
+            StructureError::DuplicateToolResult {
+                index: 2,
+                id: "a".into(),
+                first: 1
+            }
+        );
+        // The same id in two assistant messages pairs by position.
+        let h = [
+            Message::tool_call([("call_0", "f", "{}")]),
+            Message::tool_result("call_0", "1"),
+            Message::tool_call([("call_0", "g", "{}")]),
+            Message::tool_result("call_0", "2"),
+        ];
+        assert_eq!(units(&h).unwrap().len(), 2);
     }
 
     #[test]

@@ -206,8 +206,11 @@ type Flat = Twin<Table, HashMap>;
 
 /// A copy of the persistent twin of `f`, to change.
 fn trie(f: &Flat) -> HashMap {
-    f.persistent(|table| table.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .clone()
+    f.persistent(|table| {
+        crate::meter::metered(table.iter())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    })
 }
 
 /// The map with no entries, shared by every empty map made with

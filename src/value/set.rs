@@ -46,8 +46,7 @@ type Flat = Twin<Table, HashSet>;
 
 /// A copy of the persistent twin of `f`, to change.
 fn trie(f: &Flat) -> HashSet {
-    f.persistent(|table| table.iter().cloned().collect())
-        .clone()
+    f.persistent(|table| crate::meter::metered(table.iter()).cloned().collect())
 }
 
 impl Default for Set {
@@ -321,6 +320,34 @@ mod tests {
         owned.insert(Value::Int(600));
         assert!(owned.contains(&Value::Int(600)) && !owned.contains(&Value::Int(500)));
         assert!(copy.contains(&Value::Int(500)) && !copy.contains(&Value::Int(600)));
+    }
+
+    #[test]
+    fn a_twin_cut_short_by_the_meter_is_not_kept() {
+        let original = ints(0..20_000);
+        {
+            let meter = crate::meter::Meter {
+                started: std::time::Instant::now() - std::time::Duration::from_secs(1),
+                timeout: std::time::Duration::from_millis(10),
+                max_expanded: usize::MAX,
+                max_memory: usize::MAX,
+                interrupt: None,
+            };
+            let _on = meter.install();
+            let mut copy = original.clone();
+            copy.insert(Value::Int(-1));
+            assert!(crate::meter::tripped());
+            // The partial copy is discarded with the program's error.
+            assert!(copy.len() < 20_001);
+        }
+        let Repr::Flat(flat) = &original.repr else {
+            panic!("flat")
+        };
+        assert!(flat.persistent.get().is_none());
+        let mut copy = original.clone();
+        copy.insert(Value::Int(-1));
+        assert_eq!(copy.len(), 20_001);
+        assert!(flat.persistent.get().is_some());
     }
 
     #[test]

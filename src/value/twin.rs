@@ -35,8 +35,30 @@ impl<T, P> Twin<T, P> {
         self.persistent.get()
     }
 
-    /// The persistent twin, built from the items by `build` on first need.
-    pub(super) fn persistent(&self, build: impl FnOnce(&T) -> P) -> &P {
-        self.persistent.get_or_init(|| build(&self.items))
+    /// A copy of the persistent twin, built from the items by `build` on
+    /// first need. `build` meters its work ([`crate::meter::metered`]):
+    /// a build the meter cut short gives a partial twin, returned for
+    /// the (discarded) change at hand but never kept.
+    pub(super) fn persistent(&self, build: impl FnOnce(&T) -> P) -> P
+    where
+        P: Clone,
+    {
+        if let Some(built) = self.persistent.get() {
+            return built.clone();
+        }
+        let built = build(&self.items);
+        if crate::meter::tripped() {
+            return built;
+        }
+        self.persistent.get_or_init(|| built).clone()
+    }
+
+    /// A copy of the persistent twin, built whole (never cut short) by
+    /// `build` on first need.
+    pub(super) fn persistent_whole(&self, build: impl FnOnce(&T) -> P) -> P
+    where
+        P: Clone,
+    {
+        self.persistent.get_or_init(|| build(&self.items)).clone()
     }
 }

@@ -47,9 +47,11 @@ enum Repr {
 /// A large array, and the persistent twin of it made on first need.
 type Flat = Twin<Vec<Value>, Tree>;
 
-/// The persistent twin of `f`.
-fn tree_of(f: &Flat) -> &Tree {
-    f.persistent(|items| items.iter().cloned().collect())
+/// A copy of the persistent twin of `f` (sharing its nodes), for a
+/// change. Built whole, unmetered: the change's positions must stay
+/// valid (a partial twin would make an update index past its end).
+fn tree_of(f: &Flat) -> Tree {
+    f.persistent_whole(|items| items.iter().cloned().collect())
 }
 
 /// The items of `f` in `range`: copied into an array of their own while
@@ -63,7 +65,14 @@ fn part_of(f: &Flat, range: std::ops::Range<usize>, cut: impl FnOnce(&Tree) -> T
     if f.persistent_if_built().is_none() && range.len() <= f.items.len() / 2 {
         return Vector::from_vec(f.items[range].to_vec());
     }
-    Vector(Repr::Tree(Box::new(cut(tree_of(f)))))
+    // Built under the meter: once it trips the twin is partial (and not
+    // kept), so no cut is made from it and the (discarded) result is
+    // empty.
+    let tree = f.persistent(|items| crate::meter::metered(items.iter()).cloned().collect());
+    if crate::meter::tripped() {
+        return Vector::new();
+    }
+    Vector(Repr::Tree(Box::new(cut(&tree))))
 }
 
 impl Default for Repr {
@@ -179,7 +188,7 @@ impl Vector {
             Repr::Small(v) => Some(Tree::from(std::mem::take(v))),
             Repr::Flat(f) => match Arc::get_mut(f) {
                 Some(flat) => Some(Tree::from(std::mem::take(&mut flat.items))),
-                None => Some(tree_of(f).clone()),
+                None => Some(tree_of(f)),
             },
         };
         if let Some(tree) = tree {
