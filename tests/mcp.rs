@@ -86,7 +86,7 @@ fn misbehaving(args: &str) -> String {
 
 fn ptc_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
+        .args(crate::util::relaxed_args(args))
         .current_dir(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

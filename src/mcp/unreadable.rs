@@ -134,7 +134,8 @@ pub(crate) fn with_null_id(line: Vec<u8>) -> Vec<u8> {
 }
 
 /// Copy the protocol layer's output (`from`) and the `answers` to `out`,
-/// whole lines at a time, until both have ended.
+/// whole lines at a time, until both have ended. A last line of the
+/// protocol layer without its newline gets one.
 pub(crate) async fn merge_output<R, W>(
     from: R,
     mut answers: UnboundedReceiver<Vec<u8>>,
@@ -155,9 +156,12 @@ where
             read = from.read_until(b'\n', &mut line), if from_open => {
                 if read? == 0 {
                     from_open = false;
-                    if line.is_empty() {
-                        continue;
-                    }
+                    continue;
+                }
+                if line.last() != Some(&b'\n') {
+                    // A last line cut short still ends before any answer
+                    // that follows it.
+                    line.push(b'\n');
                 }
                 out.write_all(&with_null_id(std::mem::take(&mut line))).await?;
                 out.flush().await?;
@@ -296,7 +300,7 @@ mod tests {
         assert_eq!(
             lines,
             [
-                "last",
+                "last\n",
                 "{\"answer\":1}\n",
                 "{\"answer\":2}\n",
                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n",
