@@ -694,10 +694,12 @@ fn a_failing_agent_tool_is_a_tool_error_for_the_caller() {
 
 // ---- the `ptc agent` command ----
 
+/// `ptc` with `args` ([`crate::util::relaxed_args`]: a generous program
+/// time limit unless the test names one).
 fn ptc(args: &[&str], envs: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ptc"));
     command
-        .args(args)
+        .args(crate::util::relaxed_args(args))
         .env_remove("OPENAI_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .env_remove("ANTHROPIC_API_KEY")

@@ -51,7 +51,9 @@ fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
 fn pid_in(dir: &Path, name: &str) -> i32 {
     let path = dir.join(name);
     let mut pid = 0;
-    wait_until(&format!("`{name}`"), Duration::from_secs(20), || {
+    // Only a guard against a process that never starts (a busy machine
+    // took more than 20 s).
+    wait_until(&format!("`{name}`"), Duration::from_secs(120), || {
         pid = std::fs::read_to_string(&path)
             .ok()
             .and_then(|s| s.trim().parse().ok())

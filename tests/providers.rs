@@ -58,7 +58,9 @@ pub(crate) fn reply(status: u16, body: impl Into<String>) -> Reply {
 }
 
 /// A tiny HTTP/1.1 server: one scripted reply per connection, in order.
-/// It stops by itself once the replies are used up, or after 10 seconds.
+/// It stops by itself once the replies are used up, or after 120 seconds
+/// (a bound for a test that leaves replies unused; a busy machine can
+/// take longer than 10 s between two requests of one agent run).
 pub(crate) struct TestServer {
     pub(crate) base: String,
     requests: Arc<Mutex<Vec<Recorded>>>,
@@ -72,7 +74,7 @@ impl TestServer {
         let requests = Arc::new(Mutex::new(Vec::new()));
         let seen = Arc::clone(&requests);
         std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(10);
+            let deadline = Instant::now() + Duration::from_secs(120);
             let mut replies = replies.into_iter();
             while Instant::now() < deadline {
                 let stream = match listener.accept() {

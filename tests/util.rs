@@ -112,12 +112,33 @@ pub fn assert_golden(name: &str, actual: &str) {
     }
 }
 
-/// Run the `ptc` binary with `args`, feeding `stdin` if given.
+/// `args` with a generous program time limit when they name none: for
+/// `eval` and `run` `--timeout-ms 120000`, for `agent`
+/// `--program-timeout-ms 120000`. The default of one second is for
+/// people; a test that is not about the time limit must not fail on a
+/// busy machine or while `RUST_BACKTRACE=1` resolves a backtrace. Tests
+/// of the limit name theirs.
+pub fn relaxed_args<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let flag = match args.first() {
+        Some(&"eval") | Some(&"run") => "--timeout-ms",
+        Some(&"agent") => "--program-timeout-ms",
+        _ => return args.to_vec(),
+    };
+    if args.iter().any(|a| a.starts_with(flag)) {
+        return args.to_vec();
+    }
+    let mut out = vec![args[0], flag, "120000"];
+    out.extend_from_slice(&args[1..]);
+    out
+}
+
+/// Run the `ptc` binary with `args` ([`relaxed_args`]), feeding `stdin`
+/// if given.
 pub fn ptc(args: &[&str], stdin: Option<&str>) -> std::process::Output {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
-        .args(args)
+        .args(relaxed_args(args))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

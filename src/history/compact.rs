@@ -333,6 +333,33 @@ impl Compactor {
         error
     }
 
+    /// The history left as it was: the trigger decision says why
+    /// (`triggered` is whether compaction started at all), and nothing is
+    /// pruned.
+    fn not_compacted(
+        &mut self,
+        messages: &[Message],
+        before: Breakdown,
+        triggered: bool,
+        reason: String,
+        note: Option<String>,
+        kept: KeptCounts,
+    ) -> Outcome {
+        self.emit(Event::TriggerDecision {
+            triggered,
+            reason,
+            policy: self.snapshot(),
+            note,
+            kept: Some(kept),
+            pruned_count: Some(0),
+        });
+        Outcome {
+            messages: messages.to_vec(),
+            tokens: before,
+            report: None,
+        }
+    }
+
     fn run(
         &mut self,
         messages: &[Message],
@@ -364,21 +391,9 @@ impl Compactor {
             .iter()
             .all(|u| summary_version(&messages[u.start]).is_some());
         if only_old_summary {
-            self.emit(Event::TriggerDecision {
-                triggered: true,
-                reason: format!(
-                    "{reason}; nothing is eligible for pruning under the keep policies"
-                ),
-                policy: self.snapshot(),
-                note,
-                kept: Some(plan.kept),
-                pruned_count: Some(0),
-            });
-            return Ok(Outcome {
-                messages: messages.to_vec(),
-                tokens: before,
-                report: None,
-            });
+            let reason =
+                format!("{reason}; nothing is eligible for pruning under the keep policies");
+            return Ok(self.not_compacted(messages, before, true, reason, note, plan.kept));
         }
         let pruned_count: usize = pruned_units.iter().map(|u| u.len()).sum();
         self.emit(Event::TriggerDecision {
@@ -498,23 +513,12 @@ impl Compactor {
         }
         let after = self.counter.count(&out);
         if matches!(trigger, Trigger::Manual { .. }) && after.total() >= before.total() {
-            self.emit(Event::TriggerDecision {
-                triggered: false,
-                reason: format!(
-                    "manual: compacting would not lower the token count ({} -> {} tokens); the history is unchanged",
-                    before.total(),
-                    after.total()
-                ),
-                policy: self.snapshot(),
-                note: note.clone(),
-                kept: Some(plan.kept),
-                pruned_count: Some(0),
-            });
-            return Ok(Outcome {
-                messages: messages.to_vec(),
-                tokens: before,
-                report: None,
-            });
+            let reason = format!(
+                "manual: compacting would not lower the token count ({} -> {} tokens); the history is unchanged",
+                before.total(),
+                after.total()
+            );
+            return Ok(self.not_compacted(messages, before, false, reason, note, plan.kept));
         }
         if let Some((version, summary_tokens)) = summary_info {
             let input_tokens: usize = remainder.iter().map(|m| self.counter.message(m)).sum();

@@ -8,7 +8,8 @@
 //! - [`schema`]: a tool's JSON input schema as a PTC-Lisp signature;
 //! - [`convert`]: a `tools/call` result as a PTC-Lisp value;
 //! - [`server`]: a PTC-Lisp session served as an MCP server
-//!   (`ptc mcp-server`).
+//!   (`ptc mcp-server`); `request_limit` and `unreadable` answer the
+//!   requests its protocol layer would drop or answer without an id.
 //!
 //! The interpreter is synchronous; the MCP layer owns a small tokio
 //! runtime, and a tool call waits for its answer on the calling thread
@@ -24,6 +25,7 @@ pub mod convert;
 mod request_limit;
 pub mod schema;
 pub mod server;
+mod unreadable;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -23,6 +23,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
@@ -35,6 +36,7 @@ use serde_json::{json, Value as Json};
 use tokio::sync::oneshot;
 
 use super::request_limit::{OversizedRequests, MAX_REQUEST_BYTES, TOO_LARGE_METHOD};
+use super::unreadable::{merge_output, ParseErrors};
 use crate::compression::RenderContext;
 use crate::session::report::{capped_result, error_report};
 use crate::session::{Session, TurnOutcome};
@@ -68,22 +70,42 @@ pub fn serve_stdio(options: ServeOptions) -> Result<(), String> {
     };
     runtime.block_on(async move {
         // Requests over the line limit are answered with an error instead
-        // of dropped in silence (`request_limit`).
+        // of dropped in silence (`request_limit`); lines that are not JSON
+        // get a Parse error, and errors without an id `"id": null`
+        // (`unreadable`). The protocol layer writes to a pipe that
+        // `merge_output` copies to standard output with those answers.
         let (stdin, stdout) = rmcp::transport::stdio();
+        let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
+        let (to_merge, from_protocol) = tokio::io::duplex(64 * 1024);
+        let merged = tokio::spawn(merge_output(from_protocol, answered, stdout));
         let transport = rmcp::transport::async_rw::AsyncRwTransport::new_server(
-            OversizedRequests::new(stdin, MAX_REQUEST_BYTES),
-            stdout,
+            OversizedRequests::new(
+                ParseErrors::new(stdin, MAX_REQUEST_BYTES, answers),
+                MAX_REQUEST_BYTES,
+            ),
+            to_merge,
         )
         .with_max_line_length(MAX_REQUEST_BYTES);
-        let service = handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("the MCP connection failed: {e}"))?;
-        service
-            .waiting()
-            .await
-            .map_err(|e| format!("the MCP server stopped: {e}"))?;
-        Ok::<_, String>(())
+        let served = async {
+            let service = handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the MCP connection failed: {e}"))?;
+            service
+                .waiting()
+                .await
+                .map_err(|e| format!("the MCP server stopped: {e}"))?;
+            Ok::<_, String>(())
+        }
+        .await;
+        // The transport is gone: the merge ends once it has written what
+        // is left (a closed standard output ends it at once).
+        if let Ok(Ok(Err(e))) = tokio::time::timeout(Duration::from_secs(5), merged).await {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(format!("cannot write the MCP answers: {e}"));
+            }
+        }
+        served
     })?;
     // The runtime may hold a blocked read of standard input.
     runtime.shutdown_background();
@@ -326,21 +348,40 @@ impl ServerHandler for PtcServer {
         Ok(result.into())
     }
 
-    /// The stand-in for a request too large to read (`request_limit`):
-    /// an Invalid Request error naming the limit.
+    /// What the protocol layer could not match to a request it knows:
+    /// the stand-in for a request too large to read (`request_limit`),
+    /// an Invalid Request error naming the limit; a request of a method
+    /// this server has whose params do not fit it (`tools/call` without a
+    /// `name`), Invalid Params; any other method, Method Not Found.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        if request.method != TOO_LARGE_METHOD {
-            return Err(ErrorData::new(
-                ErrorCode::METHOD_NOT_FOUND,
-                request.method,
+        let params = request.params.unwrap_or_default();
+        Err(match request.method.as_str() {
+            TOO_LARGE_METHOD => too_large_error(params),
+            "tools/call" => {
+                let why = serde_json::from_value::<CallToolRequestParams>(params)
+                    .err()
+                    .map_or_else(|| "not valid".to_string(), |e| e.to_string());
+                ErrorData::invalid_params(
+                    format!(
+                        "invalid params of `tools/call` ({why}): it needs `name`, the tool (a string), and may have `arguments` (an object)"
+                    ),
+                    None,
+                )
+            }
+            method @ ("initialize" | "ping" | "tools/list") => ErrorData::invalid_params(
+                format!("invalid params of `{method}`"),
                 None,
-            ));
-        }
-        Err(too_large_error(request.params.unwrap_or_default()))
+            ),
+            method => ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("no method `{method}`; this server has `initialize`, `ping`, `tools/list` and `tools/call`"),
+                None,
+            ),
+        })
     }
 }
 
