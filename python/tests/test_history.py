@@ -28,8 +28,9 @@ def history(turns=40, words=30):
 
 def test_count_tokens_by_section():
     b = count_tokens([{"role": "user", "content": "hello world"}])
-    # "hello world" is 2 tokens in o200k_base; 3 framing per message, 3 priming.
-    assert (b.messages, b.system, b.developer, b.tools_schema, b.total) == (8, 0, 0, 0, 8)
+    # "hello world" is 2 tokens in o200k_base, the role "user" 1; 3 framing
+    # per message, 3 priming (OpenAI's cookbook formula).
+    assert (b.messages, b.system, b.developer, b.tools_schema, b.total) == (9, 0, 0, 0, 9)
     b = count_tokens([{"role": "system", "content": "hello world"}, {"role": "developer", "content": "hi"}])
     assert b.system == 5 and b.developer == 4 and b.total == 12
     assert b.to_dict() == {"system": 5, "developer": 4, "tools_schema": 0, "messages": 3, "total": 12}
