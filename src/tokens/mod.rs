@@ -3,7 +3,7 @@
 //! run time from the usage providers report.
 //!
 //! The encodings' rank tables are embedded (no network) in a prebuilt
-//! format that loads in a few milliseconds ([`bpe`]); tiktoken-rs, whose
+//! format that loads in a few milliseconds (`bpe.rs`); tiktoken-rs, whose
 //! own load costs hundreds of milliseconds, is kept as the reference the
 //! property tests compare every count with ([`reference_count`]). Each
 //! encoding is loaded on its first count (or by [`preload`], in the
