@@ -32,8 +32,9 @@ def test_count_tokens_by_section():
     # per message, 3 priming (OpenAI's cookbook formula).
     assert (b.messages, b.system, b.developer, b.tools_schema, b.total) == (9, 0, 0, 0, 9)
     b = count_tokens([{"role": "system", "content": "hello world"}, {"role": "developer", "content": "hi"}])
-    assert b.system == 5 and b.developer == 4 and b.total == 12
-    assert b.to_dict() == {"system": 5, "developer": 4, "tools_schema": 0, "messages": 3, "total": 12}
+    # Each message: its content, its role (1 token each here) and 3 framing.
+    assert b.system == 6 and b.developer == 5 and b.total == 14
+    assert b.to_dict() == {"system": 6, "developer": 5, "tools_schema": 0, "messages": 3, "total": 14}
     schema = [{"type": "function", "function": {"name": "search", "parameters": {"type": "object"}}}]
     assert count_tokens([], tools=schema).tools_schema > 5
     cl100k = count_tokens([{"role": "user", "content": "héllo wörld " * 50}], model="gpt-4")
