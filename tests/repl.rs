@@ -542,6 +542,7 @@ mod pty {
     use std::process::Command;
     use std::time::{Duration, Instant};
 
+    use expectrl::process::Healthcheck;
     use expectrl::{ControlCode, Eof, Expect, Regex, Session};
 
     /// Generous: CI machines are small and busy.
@@ -584,13 +585,21 @@ mod pty {
         }
 
         /// Ctrl-C until the running evaluation reports the interrupt (the
-        /// signal only counts once the evaluation has started).
+        /// signal only counts once the evaluation has started). Each
+        /// Ctrl-C gets 10 s to take effect: a second one while the first
+        /// is still pending ends the REPL by design, which a loaded
+        /// machine must not provoke. A REPL that ended fails the test
+        /// instead of blocking on a write nobody reads.
         fn interrupt(&mut self) {
             std::thread::sleep(Duration::from_millis(300));
-            let deadline = Instant::now() + TIMEOUT;
+            let deadline = Instant::now() + 3 * TIMEOUT;
             self.session
-                .set_expect_timeout(Some(Duration::from_secs(2)));
+                .set_expect_timeout(Some(Duration::from_secs(10)));
             loop {
+                assert!(
+                    self.session.is_alive().unwrap_or(false),
+                    "the REPL ended on Ctrl-C"
+                );
                 self.session.send(ControlCode::EndOfText).unwrap();
                 if self.session.expect("Evaluation interrupted").is_ok() {
                     break;
